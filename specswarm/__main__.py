@@ -1,0 +1,3 @@
+from specswarm.cli import main
+
+main()

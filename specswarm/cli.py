@@ -1,0 +1,163 @@
+"""The ``specswarm`` command line. The one place where errors become text and exit codes."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from specswarm.errors import SpecError, SpecSwarmError
+
+app = typer.Typer(
+    name="specswarm",
+    help="Plan big goals with a swarm of local-LLM agents on libp2p, with no one in charge.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class Format(str, Enum):
+    markdown = "markdown"
+    json = "json"
+    spec = "spec"
+
+
+class Role(str, Enum):
+    decomposer = "decomposer"
+    scorer = "scorer"
+    executor = "executor"
+    observer = "observer"
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    typer.secho(message, fg=typer.colors.RED, err=True)
+    raise typer.Exit(code)
+
+
+def _write_output(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}", err=True)
+
+
+@app.command()
+def validate(
+    specs: Annotated[list[Path], typer.Argument(help="Goal spec files (YAML).")],
+) -> None:
+    """Check goal specs; print one `FILE:LINE: field.path: problem` line per problem."""
+    from specswarm.spec import load_spec
+
+    problems: list[str] = []
+    for path in specs:
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            problems.extend(str(p) for p in exc.problems)
+        else:
+            typer.echo(f"{path}: ok ({spec.name}: {spec.goal!r})")
+    if problems:
+        for line in problems:
+            typer.secho(line, fg=typer.colors.RED, err=True)
+        raise typer.Exit(EXIT_USAGE)
+
+
+@app.command()
+def render(
+    events: Annotated[Path, typer.Argument(help="Event log: JSON lines, one signed event each.")],
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here (default stdout).")] = None,
+) -> None:
+    """Fold a recorded event log into a plan and render it."""
+    from specswarm.events import read_event_log
+    from specswarm.fold import fold
+    from specswarm.render import render_plan
+
+    log = read_event_log(events)
+    if log.rejected:
+        typer.secho(f"{events}: dropped {len(log.rejected)} invalid event(s); "
+                    f"first: line {log.rejected[0][0]}: {log.rejected[0][1]}",
+                    fg=typer.colors.YELLOW, err=True)
+    plan = fold(log.events)
+    _write_output(render_plan(plan, format.value), out)
+
+
+@app.command()
+def plan(
+    spec: Annotated[Path, typer.Argument(help="Goal spec (YAML).")],
+    format: Annotated[Format | None, typer.Option("--format", "-f", help="Default: the spec's output.format.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the plan here (default stdout).")] = None,
+    events: Annotated[Path | None, typer.Option("--events", help="Write every signed event here (JSON lines).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before giving up (default: the spec's budget).")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue from an event log written by --events.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
+) -> None:
+    """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
+    from specswarm.launcher import run_plan
+
+    code = run_plan(spec, fmt=format.value if format else None, out=out, events_path=events,
+                    timeout=timeout, resume=resume, quiet=quiet)
+    raise typer.Exit(code)
+
+
+@app.command()
+def peer(
+    role: Annotated[Role, typer.Option("--role", help="The role this peer takes.")],
+    spec: Annotated[Path | None, typer.Option("--spec", help="Start a run from this spec.")] = None,
+    join: Annotated[list[str] | None, typer.Option("--join", help="Multiaddr of a peer to join (repeatable).")] = None,
+    mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
+    listen: Annotated[str, typer.Option("--listen", help="Listen multiaddr.")] = "/ip4/127.0.0.1/tcp/0",
+    key: Annotated[Path | None, typer.Option("--key", help="Identity key file (created if missing).")] = None,
+    strategy: Annotated[str | None, typer.Option("--strategy", help="Decomposer strategy.")] = None,
+    events: Annotated[Path | None, typer.Option("--events", help="Append every event seen here.")] = None,
+) -> None:
+    """Run one peer of a swarm (spread a swarm over several machines)."""
+    from specswarm.node import run_peer_cli
+
+    raise typer.Exit(run_peer_cli(role=role.value, spec=spec, join=join or [], mdns=mdns,
+                                  listen=listen, key=key, strategy=strategy, events=events))
+
+
+@app.command()
+def observe(
+    join: Annotated[list[str] | None, typer.Option("--join", help="Multiaddr of a swarm peer (repeatable).")] = None,
+    mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
+    out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
+    events: Annotated[Path | None, typer.Option("--events")] = None,
+) -> None:
+    """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
+    from specswarm.node import run_peer_cli
+
+    raise typer.Exit(run_peer_cli(role="observer", spec=None, join=join or [], mdns=mdns,
+                                  listen="/ip4/127.0.0.1/tcp/0", key=None, strategy=None,
+                                  events=events, fmt=format.value, out=out))
+
+
+def _register_subapps() -> None:
+    try:
+        from specswarm.model.cli import model_app
+    except ImportError:  # pragma: no cover - model layer not present
+        return
+    app.add_typer(model_app, name="model")
+
+
+_register_subapps()
+
+
+def main() -> None:
+    try:
+        app()
+    except SpecSwarmError as exc:
+        _fail(str(exc), EXIT_USAGE if isinstance(exc, SpecError) else EXIT_RUN_FAILED)
+    except KeyboardInterrupt:
+        _fail("interrupted", EXIT_INTERRUPTED)
