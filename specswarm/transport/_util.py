@@ -1,0 +1,21 @@
+"""Small helpers shared by the transports."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+
+@asynccontextmanager
+async def unwrap_single_group() -> AsyncIterator[None]:
+    """Re-raise a lone exception out of a trio nursery's ExceptionGroup.
+
+    Our context managers yield inside a nursery; without this, an error raised
+    by the caller's own ``async with`` body would come back wrapped in a group.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
