@@ -1,0 +1,204 @@
+"""Backends without a real model: record/replay cassettes and a scripted responder.
+
+Cassette format: a JSON Lines file, one recording per line::
+
+    {"key": "<sha256>", "prompt": "...", "system": "...", "params": {...},
+     "text": "...", "tokens": 57, "model": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}
+
+``key`` is :func:`request_key`: the sha256 of the canonical JSON of
+(system, prompt, max_tokens, temperature, top_k, seed, repeat_penalty, stop).
+A :class:`ReplayModel` never makes anything up: a request it has no recording
+for raises :class:`~specswarm.errors.ReplayMissError` naming the prompt.
+
+:class:`ScriptedModel` answers instantly from a Python function. The default
+function, :func:`scripted_answer`, recognises the four default prompt
+templates and writes well-formed, deterministic answers derived from the
+prompt (concrete, distinct child titles built from the node title; a score;
+an execution list), so a whole swarm runs in tests and benchmarks with no model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from specswarm.canonical import canonical_bytes
+from specswarm.errors import ModelError, ReplayMissError
+from specswarm.model.base import Generation, GenerationRequest, Model
+
+
+def request_key(req: GenerationRequest) -> str:
+    """The cassette key of a request (what makes two requests the same)."""
+    return hashlib.sha256(canonical_bytes([
+        req.system, req.prompt, req.max_tokens, req.temperature, req.top_k, req.seed,
+        req.repeat_penalty, list(req.stop),
+    ])).hexdigest()
+
+
+def _first_line(req: GenerationRequest) -> str:
+    line = next((ln.strip() for ln in req.prompt.splitlines() if ln.strip()), "")
+    return line if len(line) <= 100 else line[:97] + "..."
+
+
+def load_cassette(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Read a cassette into {key: recording}; a later line with the same key wins."""
+    records: dict[str, dict[str, Any]] = {}
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ModelError(f"replay cassette {str(p)!r} does not exist") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            records[str(rec["key"])] = rec
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelError(f"{p}:{number}: not a cassette record ({exc})") from exc
+    return records
+
+
+class ReplayModel:
+    """Answers only with recorded outputs; a miss is an error, never an invention."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._records = load_cassette(self.path)
+        models = {str(r.get("model", "")) for r in self._records.values()}
+        self.name = "replay:" + (models.pop() if len(models) == 1 else self.path.name)
+
+    def generate(self, req: GenerationRequest) -> Generation:
+        rec = self._records.get(request_key(req))
+        if rec is None:
+            raise ReplayMissError(
+                f"replay cassette {self.path} has no recording for the prompt starting "
+                f"{_first_line(req)!r}; record it with a real backend and model.cassette set"
+            )
+        return Generation(text=str(rec["text"]), tokens=int(rec.get("tokens", 0)), seconds=0.0,
+                          model=str(rec.get("model", self.name)))
+
+
+class RecordingModel:
+    """Wraps a real model and appends every answer to a cassette (one JSON line each)."""
+
+    def __init__(self, inner: Model, path: str | Path) -> None:
+        self.inner = inner
+        self.path = Path(path)
+        self.name = inner.name
+        self._lock = threading.Lock()
+
+    def generate(self, req: GenerationRequest) -> Generation:
+        gen = self.inner.generate(req)
+        record = {"key": request_key(req), "prompt": req.prompt, "system": req.system,
+                  "params": req.params(), "text": gen.text, "tokens": gen.tokens,
+                  "model": gen.model}
+        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+        return gen
+
+
+Responder = Callable[[GenerationRequest], str]
+
+
+class ScriptedModel:
+    """Zero-latency model whose answers come from ``fn(request) -> text``."""
+
+    def __init__(self, fn: Responder | None = None, name: str = "scripted") -> None:
+        self.fn = fn or scripted_answer
+        self.name = name
+        self.calls: list[GenerationRequest] = []
+
+    def generate(self, req: GenerationRequest) -> Generation:
+        self.calls.append(req)
+        text = self.fn(req)
+        return Generation(text=text, tokens=len(text.split()), seconds=0.0, model=self.name)
+
+
+# ---------------------------------------------------------------------------
+# The built-in scripted responder (understands the default templates)
+
+_ASPECTS = {
+    "geography": ["northern region", "capital area", "western region", "southern coast",
+                  "mountain district", "island stop"],
+    "activity": ["food tasting", "museum visits", "outdoor hiking", "local workshops",
+                 "evening shows", "market shopping"],
+    "days": ["opening stretch", "early middle stretch", "central stretch", "late middle stretch",
+             "closing stretch", "buffer stretch"],
+}
+_SUFFIXES = ["essentials", "logistics", "highlights", "bookings", "schedule", "budget"]
+_DEFAULT_ASPECTS = ["requirements review", "design draft", "budget sheet", "schedule setup",
+                    "supplier booking", "final checklist"]
+
+
+def _find(pattern: str, text: str, default: str = "") -> str:
+    m = re.search(pattern, text, re.M)
+    return m.group(1).strip() if m else default
+
+
+def _split_total(total: int, n: int) -> list[int]:
+    base, extra = divmod(total, n)
+    return [base + (1 if i < extra else 0) for i in range(n)]
+
+
+def _decompose_answer(prompt: str) -> str:
+    title = _find(r"^Goal to split: (.*?)(?: \(.*\))?$", prompt, "the goal")
+    strategy = _find(r"^(?:Write an improved split|Split it) by (.+?)[ .]", prompt, "")
+    low = int(_find(r"(\d+) to \d+ parts", prompt, "3"))
+    high = int(_find(r"\d+ to (\d+) parts", prompt, "5"))
+    n = max(low, min(high, 4))
+    aspects = _ASPECTS.get(strategy, _DEFAULT_ASPECTS)
+    topic = re.sub(r"^(plan|organi[sz]e|write|build|make|create|prepare)\s+(an?\s+|the\s+)?",
+                   "", title, flags=re.I).strip() or title
+    short = " ".join(topic.split()[:6])
+    mention = _find(r"^Together the parts must mention: (.*)\.$", prompt, "")
+    names = [t.strip() for t in mention.split(",") if t.strip()]
+    sum_field = _find(r"^End every line with \((\w+): N\)", prompt, "")
+    sum_total = int(_find(r"must add up to (\d+)", prompt, "0") or 0)
+    shares = _split_total(sum_total, n) if sum_field and sum_total else []
+    lines = []
+    for i in range(n):
+        aspect = names[i] if i < len(names) else aspects[i % len(aspects)]
+        suffix = _SUFFIXES[i % len(_SUFFIXES)]
+        scope = f" within {short}" if i == 0 else ""
+        line = f"- {aspect[:1].upper()}{aspect[1:]} {suffix}: Settle the {suffix} for {aspect}{scope}."
+        if shares:
+            line += f" ({sum_field}: {shares[i]})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _score_answer(prompt: str) -> str:
+    parts = re.findall(r"^- (.+)$", prompt.split("Proposed parts:", 1)[-1], re.M)
+    distinct = len({p.split(":")[0].strip().lower() for p in parts})
+    score = 80 if parts and distinct == len(parts) else 40
+    return f"Score: {score}\nReason: {distinct} distinct parts out of {len(parts)}."
+
+
+def _execute_answer(prompt: str) -> str:
+    task = _find(r"^Task: (.*?)(?: \(.*\))?$", prompt, "the task")
+    return "\n".join([
+        f"- Decide the scope of {task} in one page.",
+        f"- List three concrete options for {task} with prices.",
+        f"- Pick one option for {task} and book or schedule it.",
+        f"- Write down confirmations for {task} in the shared plan.",
+    ])
+
+
+def scripted_answer(req: GenerationRequest) -> str:
+    """A deterministic, well-formed answer to a default-template prompt (no model)."""
+    if "Proposed parts:" in req.prompt:
+        return _score_answer(req.prompt)
+    if re.search(r"^Task: ", req.prompt, re.M):
+        return _execute_answer(req.prompt)
+    if re.search(r"^Goal to split: ", req.prompt, re.M):
+        return _decompose_answer(req.prompt)
+    return f"- {_first_line(req)}"
