@@ -119,12 +119,18 @@ def peer(
     key: Annotated[Path | None, typer.Option("--key", help="Identity key file (created if missing).")] = None,
     strategy: Annotated[str | None, typer.Option("--strategy", help="Decomposer strategy.")] = None,
     events: Annotated[Path | None, typer.Option("--events", help="Append every event seen here.")] = None,
+    run_file: Annotated[Path | None, typer.Option("--run-file", hidden=True)] = None,
+    admission: Annotated[str | None, typer.Option("--admission", hidden=True)] = None,
+    preload: Annotated[Path | None, typer.Option("--preload", help="Start from the events of this log.")] = None,
+    json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
-    from specswarm.node import run_peer_cli
+    from specswarm.peer_main import run_peer_cli
 
     raise typer.Exit(run_peer_cli(role=role.value, spec=spec, join=join or [], mdns=mdns,
-                                  listen=listen, key=key, strategy=strategy, events=events))
+                                  listen=listen, key=key, strategy=strategy, events=events,
+                                  run_file=run_file, admission=admission, preload=preload,
+                                  json_status=json_status))
 
 
 @app.command()
@@ -136,7 +142,7 @@ def observe(
     events: Annotated[Path | None, typer.Option("--events")] = None,
 ) -> None:
     """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
-    from specswarm.node import run_peer_cli
+    from specswarm.peer_main import run_peer_cli
 
     raise typer.Exit(run_peer_cli(role="observer", spec=None, join=join or [], mdns=mdns,
                                   listen="/ip4/127.0.0.1/tcp/0", key=None, strategy=None,

@@ -1,0 +1,206 @@
+"""Signed events: the only state of a run.
+
+An event is an immutable, signed fact. Its id is the sha256 of the canonical
+JSON of the envelope without the signature; the signature covers a domain
+prefix plus those same bytes. Any peer can check any event offline: the
+author's public key is inside its peer id.
+
+``check_event`` never raises: it returns the event or the reason it was refused,
+so a peer can drop and count bad input.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import IO, Any
+
+from jsonschema import Draft202012Validator
+
+from specswarm.canonical import canonical_bytes, digest, sha256_hex
+from specswarm.errors import EventError
+from specswarm.identity import Identity, public_key_from_peer_id, verify_signature
+from specswarm.resources import load_schema
+
+VERSION = 1
+DOMAIN = b"specswarm/event/v1\n"
+ADMISSION_DOMAIN = b"specswarm/admission/v1\n"
+MAX_EVENT_BYTES = 256 * 1024
+"""Events larger than this (as received) are refused unread. A run event carries the whole spec."""
+KINDS = ("run", "join", "proposal", "vote", "claim", "result")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One verified (or locally made) signed event. Treat ``body`` as read-only."""
+
+    run: str
+    """Run id (32 hex digits)."""
+    kind: str
+    """run | join | proposal | vote | claim | result."""
+    author: str
+    """libp2p peer id of the author."""
+    lamport: int
+    """Author's Lamport counter at publication."""
+    body: Mapping[str, Any]
+    """Kind-specific content (see schemas/event.schema.json)."""
+    sig: str
+    """Base64 Ed25519 signature."""
+    id: str = field(default="", compare=False)
+    """sha256 hex of the canonical unsigned envelope (computed)."""
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", sha256_hex(canonical_bytes(self.unsigned())))
+
+    def unsigned(self) -> dict[str, Any]:
+        return {"v": VERSION, "run": self.run, "kind": self.kind, "author": self.author,
+                "lamport": self.lamport, "body": self.body}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.unsigned(), "sig": self.sig}
+
+    def to_bytes(self) -> bytes:
+        return canonical_bytes(self.to_json())
+
+    @property
+    def order(self) -> tuple[int, str, str]:
+        """Total order used by every deterministic rule: (lamport, author, id)."""
+        return (self.lamport, self.author, self.id)
+
+
+def make_event(identity: Identity, run: str, kind: str, lamport: int, body: Mapping[str, Any]) -> Event:
+    """Sign a new event. The body must already have the shape the schema asks for."""
+    unsigned = {"v": VERSION, "run": run, "kind": kind, "author": identity.peer_id,
+                "lamport": lamport, "body": dict(body)}
+    raw = canonical_bytes(unsigned)
+    sig = base64.b64encode(identity.sign(DOMAIN + raw)).decode()
+    return Event(run=run, kind=kind, author=identity.peer_id, lamport=lamport,
+                 body=dict(body), sig=sig, id=sha256_hex(raw))
+
+
+def run_id_for(body: Mapping[str, Any]) -> str:
+    """The run id a run event's body implies."""
+    return digest(dict(body))[:32]
+
+
+def make_run_event(identity: Identity, spec_json: Mapping[str, Any], *, admission: str | None = None,
+                   nonce: str = "") -> Event:
+    body = {"spec": dict(spec_json), "admission": admission, "nonce": nonce}
+    return make_event(identity, run_id_for(body), "run", 0, body)
+
+
+def admission_message(run: str, peer_id: str, role: str) -> bytes:
+    return ADMISSION_DOMAIN + f"{run}\n{peer_id}\n{role}".encode()
+
+
+def admit(admission_key: Identity, run: str, peer_id: str, role: str) -> str:
+    """The admission signature a join must carry in a run that has an admission key."""
+    return base64.b64encode(admission_key.sign(admission_message(run, peer_id, role))).decode()
+
+
+def admission_valid(admission_pub_hex: str, run: str, peer_id: str, role: str, sig_b64: str | None) -> bool:
+    if not sig_b64:
+        return False
+    try:
+        sig = base64.b64decode(sig_b64, validate=True)
+        pub = bytes.fromhex(admission_pub_hex)
+    except ValueError:
+        return False
+    return verify_signature(pub, admission_message(run, peer_id, role), sig)
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(load_schema("event.schema.json"))
+
+
+def check_event(data: bytes | str | Mapping[str, Any], run: str | None = None) -> tuple[Event | None, str]:
+    """Verify raw event data. Returns ``(event, "")`` or ``(None, reason)``; never raises.
+
+    ``run``: when given, events of any other run are refused.
+    """
+    try:
+        return parse_event(data, run), ""
+    except EventError as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - hostile input must never crash a peer
+        return None, f"unexpected {type(exc).__name__}: {exc}"
+
+
+def parse_event(data: bytes | str | Mapping[str, Any], run: str | None = None) -> Event:
+    """Verify raw event data; raise EventError with the reason."""
+    if isinstance(data, bytes | str):
+        if len(data) > MAX_EVENT_BYTES:
+            raise EventError(f"oversized: {len(data)} bytes (limit {MAX_EVENT_BYTES})")
+        try:
+            obj = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise EventError(f"malformed JSON: {exc}") from None
+    else:
+        obj = data
+    if not isinstance(obj, dict):
+        raise EventError("malformed: an event is a JSON object")
+    error = next(iter(sorted(_validator().iter_errors(obj), key=lambda e: list(e.path))), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(event)"
+        raise EventError(f"schema: {where}: {error.message[:200]}")
+    if run is not None and obj["run"] != run:
+        raise EventError(f"foreign run: {obj['run']} (this run is {run})")
+    try:
+        pub = public_key_from_peer_id(obj["author"])
+    except ValueError as exc:
+        raise EventError(f"bad author: {exc}") from None
+    sig = base64.b64decode(obj["sig"])
+    unsigned = {k: obj[k] for k in ("v", "run", "kind", "author", "lamport", "body")}
+    raw = canonical_bytes(unsigned)
+    if not verify_signature(pub, DOMAIN + raw, sig):
+        raise EventError("bad signature: not signed by its author, or tampered")
+    if obj["kind"] == "run" and run_id_for(obj["body"]) != obj["run"]:
+        raise EventError("run event: its run id is not the hash of its body")
+    return Event(run=obj["run"], kind=obj["kind"], author=obj["author"], lamport=obj["lamport"],
+                 body=obj["body"], sig=obj["sig"], id=sha256_hex(raw))
+
+
+# -- event logs (JSON lines) ----------------------------------------------------------
+
+
+@dataclass
+class EventLog:
+    events: list[Event]
+    rejected: list[tuple[int, str]]
+    """(line number, reason) of every line that was not a valid event."""
+
+
+def read_event_log(path: Path, run: str | None = None) -> EventLog:
+    """Read a JSON-lines event log, verifying every line. Bad lines are reported, not fatal."""
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise EventError(f"{path}: cannot read event log: {exc.strerror}") from None
+    events: list[Event] = []
+    rejected: list[tuple[int, str]] = []
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            event, reason = check_event(line.strip(), run)
+            if event is None:
+                rejected.append((lineno, reason))
+            else:
+                events.append(event)
+    return EventLog(events, rejected)
+
+
+def write_event_log(events: Iterable[Event], out: IO[str]) -> None:
+    for event in events:
+        out.write(event.to_bytes().decode() + "\n")
+
+
+def iter_sorted(events: Iterable[Event]) -> Iterator[Event]:
+    """Events in (lamport, author, id) order: the one order every export uses."""
+    return iter(sorted(events, key=lambda e: e.order))

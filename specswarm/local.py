@@ -1,0 +1,99 @@
+"""A whole swarm in one process, on the in-memory transport (fast tests and benchmarks).
+
+The same :class:`~specswarm.node.Node` and roles as the real peers; only the
+transport differs. Never the default path: ``specswarm plan`` runs real
+processes on libp2p.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from specswarm.events import Event, admit, make_run_event
+from specswarm.identity import Identity
+from specswarm.model.base import Model
+from specswarm.node import Node
+from specswarm.roles import make_role
+from specswarm.transport.memory import MemoryNetwork, open_memory_network
+
+
+@dataclass
+class LocalSwarm:
+    network: MemoryNetwork
+    run_event: Event
+    admission: Identity
+    nodes: dict[str, Node] = field(default_factory=dict)
+    scopes: dict[str, trio.CancelScope] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+
+
+def _seeded(rng: random.Random) -> Identity:
+    return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
+
+
+async def start_peer(swarm: LocalSwarm, nursery: trio.Nursery, role: str, spec: Mapping[str, Any],
+                     model_factory: Callable[[], Model] | None, *, identity: Identity,
+                     strategy: str | None = None, learn: bool = False) -> Node:
+    transport = swarm.network.add_peer(identity.peer_id)
+    sig = admit(swarm.admission, swarm.run_event.run, identity.peer_id, role)
+    node = Node(transport, identity, make_role(role, spec, model_factory, strategy), role_name=role,
+                run_event=None if learn else swarm.run_event, admission=sig, strategy=strategy)
+    scope = trio.CancelScope()
+
+    async def runner(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        with scope:
+            await node.run(task_status=task_status)
+
+    swarm.nodes[identity.peer_id] = node
+    swarm.scopes[identity.peer_id] = scope
+    swarm.roles[identity.peer_id] = role
+    await nursery.start(runner)
+    return node
+
+
+def kill(swarm: LocalSwarm, peer_id: str) -> None:
+    """Stop a peer abruptly (its transport vanishes from the network)."""
+    swarm.scopes[peer_id].cancel()
+    swarm.network.remove_peer(peer_id)
+
+
+async def wait_converged(swarm: LocalSwarm, timeout: float, peers: list[str] | None = None) -> str:
+    """Wait until every (listed) node holds a complete plan with one common digest."""
+    with trio.fail_after(timeout):
+        while True:
+            ids = peers or [p for p in swarm.nodes if not swarm.scopes[p].cancel_called]
+            plans = [swarm.nodes[p].plan() for p in ids]
+            digests = {p.digest for p in plans}
+            if plans and all(p.complete for p in plans) and len(digests) == 1:
+                return digests.pop()
+            await trio.sleep(0.05)
+
+
+async def run_local(spec: Mapping[str, Any], model_factory: Callable[[], Model], *, seed: int = 0,
+                    loss: float = 0.0, delay: float = 0.0, timeout: float = 60.0,
+                    announce_interval: float = 0.3) -> tuple[str, LocalSwarm, float]:
+    """Run the spec's declared swarm to convergence. Returns (digest, swarm, seconds)."""
+    rng = random.Random(seed)
+    launcher, admission = _seeded(rng), _seeded(rng)
+    run_event = make_run_event(launcher, spec, admission=admission.public_key.hex(), nonce=str(seed))
+    async with open_memory_network(seed=seed, loss=loss, delay=delay) as net, trio.open_nursery() as nursery:
+        swarm = LocalSwarm(net, run_event, admission)
+        roles = spec["roles"]
+        started = time.monotonic()
+        for role in ("observer", "scorer", "executor", "decomposer"):
+            for i in range(int(roles.get(role, {}).get("count", 0))):
+                strategies = roles.get("decomposer", {}).get("strategies") or ["by parts"]
+                strategy = strategies[i % len(strategies)] if role == "decomposer" else None
+                node = await start_peer(swarm, nursery, role, spec, model_factory, identity=_seeded(rng),
+                                        strategy=strategy)
+                node.announce_interval = announce_interval
+        digest = await wait_converged(swarm, timeout)
+        elapsed = time.monotonic() - started
+        nursery.cancel_scope.cancel()
+    return digest, swarm, elapsed

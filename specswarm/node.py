@@ -1,0 +1,401 @@
+"""One peer: an event store, a transport, anti-entropy and a role loop.
+
+A node keeps its own copy of the run's events (a :class:`~specswarm.fold.FoldState`),
+gossips every event it makes, verifies every event it hears, and repairs what
+gossip lost with anti-entropy: each node announces ``(count, set digest)`` about
+once a second; a node that hears a digest unlike its own pulls the inventory of
+that peer and fetches the events it lacks over request/response. A node that
+joins late (or knows only one address) learns the run the same way.
+
+Wire messages (JSON):
+
+* gossip ``{"t": "ev", "e": <event>}`` and ``{"t": "have", "n": N, "d": <set digest>}``;
+* requests ``{"t": "hello"}`` → ``{"run": <run event> | null, "n": N}``,
+  ``{"t": "inv"}`` → ``{"ids": [<16-hex id prefixes>]}``,
+  ``{"t": "get", "ids": [...]}`` → ``{"events": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any, Protocol
+
+import trio
+
+from specswarm.errors import TransportError
+from specswarm.events import Event, admit, check_event, make_event
+from specswarm.fold import FoldState, Plan
+from specswarm.identity import Identity
+from specswarm.transport.base import Transport
+
+log = logging.getLogger("specswarm.node")
+
+ID_PREFIX = 16
+GET_BATCH = 200
+ANNOUNCE_INTERVAL = 1.0
+
+
+class Role(Protocol):
+    name: str
+
+    async def act(self, node: Node, plan: Plan) -> None:
+        """Look at the plan, publish what this role should, return (called again on change)."""
+
+
+@dataclass
+class NodeCounters:
+    """What a node did and dropped; shown in status lines and in the run summary."""
+
+    published: int = 0
+    applied: int = 0
+    duplicates: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    """Invalid input by reason class (malformed, schema, signature, foreign run, ...)."""
+    syncs: int = 0
+    synced_events: int = 0
+    model_calls: int = 0
+    model_failures: int = 0
+    model_tokens: int = 0
+    model_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"published": self.published, "applied": self.applied, "duplicates": self.duplicates,
+                "dropped": dict(self.dropped), "syncs": self.syncs, "synced_events": self.synced_events,
+                "model_calls": self.model_calls, "model_failures": self.model_failures,
+                "model_tokens": self.model_tokens, "model_seconds": round(self.model_seconds, 2)}
+
+
+def _reason_class(reason: str) -> str:
+    return reason.split(":", 1)[0].strip() or "invalid"
+
+
+class Node:
+    """A peer of one run. Use :meth:`run` inside a nursery; it returns only when cancelled."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        identity: Identity,
+        role: Role | None,
+        *,
+        role_name: str,
+        run_event: Event | None = None,
+        admission: str | None = None,
+        admission_key: Identity | None = None,
+        role_factory: Callable[[dict[str, Any]], Role | None] | None = None,
+        strategy: str | None = None,
+        preload: Iterable[Event] = (),
+        sink: IO[str] | None = None,
+        on_status: Callable[[dict[str, Any]], None] | None = None,
+        announce_interval: float = ANNOUNCE_INTERVAL,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.transport = transport
+        self.identity = identity
+        self.role = role
+        self.role_name = role_name
+        self.strategy = strategy
+        self.admission = admission
+        self.admission_key = admission_key
+        self.role_factory = role_factory
+        self.state = FoldState()
+        self.run_event: Event | None = None
+        self.lamport = 0
+        self.counters = NodeCounters()
+        self.sink = sink
+        self.on_status = on_status
+        self.announce_interval = announce_interval
+        self.rng = rng or random.Random(identity.peer_id)
+        self._changed = trio.Event()
+        self._preload = list(preload)
+        self._pending_run = run_event
+        self._syncing: set[str] = set()
+        self._peer_have: dict[str, tuple[int, str, float]] = {}
+        self._xor = 0
+        self.first_seen: dict[str, float] = {}
+        """Local monotonic time at which a node/claim id was first seen (for takeovers)."""
+        self.last_connected: dict[str, float] = {}
+        self.ready = trio.Event()
+
+    # -- identity & state ------------------------------------------------------------------
+    @property
+    def peer_id(self) -> str:
+        return self.identity.peer_id
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run_event.run if self.run_event else None
+
+    def plan(self) -> Plan:
+        return self.state.plan()
+
+    def set_digest(self) -> str:
+        return f"{len(self.state)}:{self._xor:064x}"
+
+    def add(self, event: Event) -> bool:
+        """Apply a verified event; returns True if it was new."""
+        if self.run_event is not None and event.run != self.run_event.run:
+            self.counters.dropped["foreign run"] += 1
+            return False
+        if not self.state.apply(event):
+            self.counters.duplicates += 1
+            return False
+        self._xor ^= int(event.id, 16)
+        self.counters.applied += 1
+        self.lamport = max(self.lamport, event.lamport)
+        if self.sink is not None:
+            self.sink.write(event.to_bytes().decode() + "\n")
+            self.sink.flush()
+        self._changed.set()
+        self._changed = trio.Event()
+        return True
+
+    def adopt_run(self, run_event: Event) -> None:
+        self.run_event = run_event
+        self.add(run_event)
+
+    async def wait_changed(self, timeout: float) -> None:
+        """Wait until a new event is applied, or ``timeout`` seconds."""
+        changed = self._changed
+        with trio.move_on_after(timeout):
+            await changed.wait()
+
+    # -- publishing --------------------------------------------------------------------------
+    async def publish(self, kind: str, body: dict[str, Any]) -> Event:
+        assert self.run_event is not None, "publish before the run is known"
+        self.lamport += 1
+        event = make_event(self.identity, self.run_event.run, kind, self.lamport, body)
+        self.add(event)
+        self.counters.published += 1
+        await self._gossip_event(event)
+        return event
+
+    async def _gossip_event(self, event: Event) -> None:
+        data = json.dumps({"t": "ev", "e": event.to_json()}, separators=(",", ":")).encode()
+        try:
+            await self.transport.publish(data)
+        except TransportError as exc:  # best effort: anti-entropy repairs it
+            log.debug("publish failed: %s", exc)
+
+    # -- validation (runs on every gossip message, before delivery) ----------------------------
+    def validate(self, sender: str, data: bytes) -> bool:
+        try:
+            msg = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            self.counters.dropped["malformed"] += 1
+            return False
+        if not isinstance(msg, dict):
+            self.counters.dropped["malformed"] += 1
+            return False
+        if msg.get("t") == "have":
+            ok = isinstance(msg.get("n"), int) and isinstance(msg.get("d"), str) and len(msg["d"]) < 100
+            if not ok:
+                self.counters.dropped["malformed"] += 1
+            return ok
+        if msg.get("t") == "ev":
+            event, reason = check_event(msg.get("e"), self.run_id)  # type: ignore[arg-type]
+            if event is None:
+                self.counters.dropped[_reason_class(reason)] += 1
+                return False
+            return True
+        self.counters.dropped["malformed"] += 1
+        return False
+
+    # -- request/response ---------------------------------------------------------------------
+    async def handle_request(self, sender: str, data: bytes) -> bytes:
+        try:
+            req = json.loads(data)
+            kind = req.get("t")
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            return b'{"error":"malformed request"}'
+        if kind == "hello":
+            run = self.run_event.to_json() if self.run_event else None
+            return _dumps({"run": run, "n": len(self.state), "role": self.role_name})
+        if kind == "inv":
+            return _dumps({"ids": sorted(e[:ID_PREFIX] for e in self.state.ids)})
+        if kind == "get":
+            wanted = req.get("ids")
+            if not isinstance(wanted, list):
+                return b'{"error":"ids must be a list"}'
+            wanted_set = {w for w in wanted[:GET_BATCH] if isinstance(w, str)}
+            events = [e.to_json() for e in self.state.events() if e.id[:ID_PREFIX] in wanted_set]
+            return _dumps({"events": events})
+        return b'{"error":"unknown request"}'
+
+    async def sync_with(self, peer: str) -> int:
+        """Pull every event ``peer`` has and we lack. Returns how many were new."""
+        if peer in self._syncing:
+            return 0
+        self._syncing.add(peer)
+        new = 0
+        try:
+            inv = json.loads(await self.transport.request(peer, b'{"t":"inv"}'))
+            have = {e[:ID_PREFIX] for e in self.state.ids}
+            missing = [i for i in inv.get("ids", []) if isinstance(i, str) and i not in have]
+            for start in range(0, len(missing), GET_BATCH):
+                batch = missing[start:start + GET_BATCH]
+                resp = json.loads(await self.transport.request(peer, _dumps({"t": "get", "ids": batch})))
+                for raw in resp.get("events", []):
+                    event, reason = check_event(raw, self.run_id)
+                    if event is None:
+                        self.counters.dropped[_reason_class(reason)] += 1
+                    elif self.add(event):
+                        new += 1
+            self.counters.syncs += 1
+            self.counters.synced_events += new
+        except (TransportError, ValueError, AttributeError, TypeError) as exc:
+            log.debug("sync with %s failed: %s", peer, exc)
+        finally:
+            self._syncing.discard(peer)
+        return new
+
+    async def learn_run(self, timeout: float) -> Event:
+        """Ask connected peers for the run event until one answers (a peer that only has --join)."""
+        with trio.fail_after(timeout):
+            while True:
+                for peer in self.transport.peers():
+                    try:
+                        resp = json.loads(await self.transport.request(peer, b'{"t":"hello"}', timeout=5))
+                    except (TransportError, ValueError):
+                        continue
+                    if isinstance(resp, dict) and resp.get("run"):
+                        event, reason = check_event(resp["run"])
+                        if event is not None and event.kind == "run":
+                            return event
+                        self.counters.dropped[_reason_class(reason or "not a run event")] += 1
+                await trio.sleep(0.2)
+
+    # -- loops --------------------------------------------------------------------------------
+    async def _receive_loop(self, nursery: trio.Nursery) -> None:
+        async for sender, data in self.transport.incoming():
+            try:
+                msg = json.loads(data)
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("t") == "ev":
+                event, reason = check_event(msg.get("e"), self.run_id)  # type: ignore[arg-type]
+                if event is None:
+                    self.counters.dropped[_reason_class(reason)] += 1
+                else:
+                    self.add(event)
+            elif msg.get("t") == "have" and sender != self.peer_id:
+                self._on_have(nursery, sender, msg)
+
+    def _on_have(self, nursery: trio.Nursery, sender: str, msg: dict[str, Any]) -> None:
+        n, d = msg.get("n"), msg.get("d")
+        if not isinstance(n, int) or not isinstance(d, str):
+            return
+        now = time.monotonic()
+        prev = self._peer_have.get(sender)
+        self._peer_have[sender] = (n, d, now)
+        if d == self.set_digest():
+            return
+        # Pull when the peer holds more than we do, or its (different) set has stopped
+        # changing: then the difference is not just gossip still in flight.
+        stable = prev is not None and prev[0] == n
+        if n > len(self.state) or stable:
+            nursery.start_soon(self.sync_with, sender)
+
+    async def _announce_loop(self) -> None:
+        while True:
+            await trio.sleep(self.announce_interval * (0.75 + 0.5 * self.rng.random()))
+            now = time.monotonic()
+            for peer in self.transport.peers():
+                self.last_connected[peer] = now
+            if self.role_name == "observer":
+                continue  # the observer never speaks; it still pulls when others announce
+            msg = {"t": "have", "n": len(self.state), "d": self.set_digest()}
+            try:
+                await self.transport.publish(_dumps(msg))
+            except TransportError:
+                pass
+
+    async def _role_loop(self) -> None:
+        if self.role is None:
+            return
+        while True:
+            await self.role.act(self, self.plan())
+            await self.wait_changed(0.5)
+
+    async def _status_loop(self) -> None:
+        if self.on_status is None:
+            return
+        last: tuple[Any, ...] | None = None
+        last_time = 0.0
+        while True:
+            plan = self.plan()
+            key = (plan.digest, len(self.state), plan.complete)
+            now = time.monotonic()
+            if key != last or now - last_time > 5:
+                self.on_status(self.status(plan))
+                last, last_time = key, now
+            await self.wait_changed(0.5)
+            await trio.sleep(0.2)
+
+    def status(self, plan: Plan | None = None) -> dict[str, Any]:
+        plan = plan or self.plan()
+        return {"peer": self.peer_id, "role": self.role_name, "run": self.run_id,
+                "digest": plan.digest, "complete": plan.complete, "events": len(self.state),
+                "progress": plan.progress(), "counters": self.counters.to_json(),
+                "transport": self.transport.stats.to_json(), "peers": len(self.transport.peers()),
+                "addrs": self.transport.addrs()}
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+                  learn_timeout: float = 60) -> None:
+        self.transport.set_validator(self.validate)
+        self.transport.set_request_handler(self.handle_request)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._receive_loop, nursery)
+            run_event = self._pending_run
+            if run_event is None:
+                run_event = next((e for e in self._preload if e.kind == "run"), None)
+            if run_event is None:
+                run_event = await self.learn_run(learn_timeout)
+            self.adopt_run(run_event)
+            for event in self._preload:
+                if event.run == run_event.run:
+                    self.add(event)
+            self._preload = []
+            if self.role is None and self.role_factory is not None:
+                self.role = self.role_factory(dict(run_event.body["spec"]))
+            await self.transport.subscribe(topic_for(run_event))
+            if self.role_name != "observer":
+                await self._join()
+            nursery.start_soon(self._announce_loop)
+            nursery.start_soon(self._status_loop)
+            # catch up with whoever is there before acting
+            for peer in self.transport.peers():
+                nursery.start_soon(self.sync_with, peer)
+            self.ready.set()
+            task_status.started()
+            await self._role_loop()
+            await trio.sleep_forever()
+
+    async def _join(self) -> None:
+        mine = [e for e in self.state.events() if e.kind == "join" and e.author == self.peer_id]
+        if any(e.body["role"] == self.role_name for e in mine):
+            for e in mine:  # re-gossip after a restart: others may have missed it
+                await self._gossip_event(e)
+            return
+        admission = self.admission
+        if admission is None and self.admission_key is not None and self.run_id:
+            admission = admit(self.admission_key, self.run_id, self.peer_id, self.role_name)
+        await self.publish("join", {"role": self.role_name, "strategy": self.strategy,
+                                    "admission": admission})
+
+
+def topic_for(run_event: Event) -> str:
+    spec = run_event.body["spec"]
+    return spec.get("network", {}).get("topic") or f"specswarm/{run_event.run}"
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()

@@ -1,0 +1,43 @@
+"""Readable snapshots of a plan for a terminal (the observer's and the launcher's view)."""
+
+from __future__ import annotations
+
+from specswarm.fold import NodeView, Plan
+
+_MARK = {"done": "✔", "claimed": "…", "unclaimed": "·", "split": "▸", "voting": "?", "open": "○"}
+
+
+def short(peer: str) -> str:
+    return peer[-6:]
+
+
+def _line(plan: Plan, n: NodeView) -> str:
+    mark = _MARK.get(n.status, " ")
+    extra = ""
+    if n.leaf:
+        if n.result:
+            extra = f"  [done by {short(n.result.author)}]"
+        elif n.claim:
+            holder = next((c.author for c in n.claims if c.id == n.claim), "?")
+            extra = f"  [claimed by {short(holder)}]"
+    else:
+        acc = n.accepted_proposal
+        if acc:
+            extra = f"  [{acc.strategy}, {acc.approvals}/{acc.approvals + acc.rejections} approve]"
+        elif n.proposals:
+            rejected = sum(1 for p in n.proposals if p.status == "rejected")
+            extra = f"  [{len(n.proposals)} proposal(s), {rejected} rejected]"
+    title = n.title if len(n.title) <= 70 else n.title[:67] + "..."
+    return f"{'  ' * n.depth}{mark} {title}{extra}"
+
+
+def tree_text(plan: Plan, width: int = 100) -> str:
+    """The plan tree, one line per node, with a header line of progress."""
+    if plan.root is None:
+        return "(no run yet)"
+    p = plan.progress()
+    head = (f"run {plan.run_id[:12] if plan.run_id else '?'}  digest {plan.digest[:12]}  "
+            f"nodes {p['nodes']}  split {p['split']}  leaves {p['done']}/{p['leaves']} done"
+            + ("  COMPLETE" if plan.complete else ""))
+    lines = [head] + [_line(plan, n)[:width] for n in plan.walk()]
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""Synthetic, fully signed event sets: a tiny in-process "swarm" without transport or model.
+
+Used by the fold's property tests, the renderer fixtures and the fold benchmark.
+Every event is made and signed exactly as real peers make them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specswarm.events import Event, admit, make_event, make_run_event
+from specswarm.fold import FoldState, child_id
+from specswarm.identity import Identity
+
+
+def minimal_spec(**overrides: Any) -> dict[str, Any]:
+    """A normalized spec with only what the fold reads (tests that do not go through spec.py)."""
+    spec: dict[str, Any] = {
+        "version": 1, "name": "synthetic", "goal": "Plan a weekend in Lisbon",
+        "context": "Two adults, spring.", "constraints": [], "quorum": "majority",
+        "roles": {"decomposer": {"count": 2, "strategies": ["by place", "by day"]},
+                  "scorer": {"count": 3}, "executor": {"count": 2}, "observer": {"count": 1}},
+        "prompts": {}, "tree": {"max_depth": 2, "min_children": 2, "max_children": 6,
+                                "max_revisions": 2, "approve_threshold": 60},
+        "access": {"mode": "open", "peers": [], "secret_env": "SPECSWARM_SECRET"},
+    }
+    spec.update(overrides)
+    return spec
+
+
+def _seeded_identity(rng: random.Random) -> Identity:
+    return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
+
+
+@dataclass
+class Swarm:
+    """Signs events on behalf of a set of synthetic peers, tracking Lamport clocks."""
+
+    spec: dict[str, Any] = field(default_factory=minimal_spec)
+    seed: int = 0
+    admission: Identity | None = None
+    events: list[Event] = field(default_factory=list)
+    peers: dict[str, list[Identity]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.clock: dict[str, int] = {}
+        self.launcher = _seeded_identity(self.rng)
+        adm = self.admission.public_key.hex() if self.admission else None
+        self.run_event = make_run_event(self.launcher, self.spec, admission=adm, nonce=str(self.seed))
+        self.run = self.run_event.run
+        self.events.append(self.run_event)
+        for role in ("decomposer", "scorer", "executor", "observer"):
+            for _ in range(int(self.spec["roles"].get(role, {}).get("count", 0))):
+                self.add_peer(role)
+
+    def add_peer(self, role: str, admitted: bool = True) -> Identity:
+        ident = _seeded_identity(self.rng)
+        self.peers.setdefault(role, []).append(ident)
+        adm = admit(self.admission, self.run, ident.peer_id, role) if self.admission and admitted else None
+        self.emit(ident, "join", {"role": role, "strategy": None, "admission": adm})
+        return ident
+
+    def emit(self, who: Identity, kind: str, body: Mapping[str, Any], lamport: int | None = None) -> Event:
+        if lamport is None:
+            lamport = max(self.clock.values(), default=0) + 1
+        self.clock[who.peer_id] = lamport
+        event = make_event(who, self.run, kind, lamport, body)
+        self.events.append(event)
+        return event
+
+    # -- role helpers ---------------------------------------------------------------
+    def propose(self, who: Identity, node: str, titles: list[str], *, leaf: bool = False,
+                strategy: str = "by place", revises: str | None = None, lamport: int | None = None) -> Event:
+        children = [{"title": t, "detail": f"Details of {t.lower()}.", "leaf": leaf, "facts": {}}
+                    for t in titles]
+        return self.emit(who, "proposal", {"node": node, "strategy": strategy, "children": children,
+                                           "revises": revises, "rationale": f"split {strategy}"},
+                         lamport)
+
+    def vote(self, who: Identity, proposal: Event, approve: bool, score: int = 80,
+             lamport: int | None = None) -> Event:
+        return self.emit(who, "vote", {"proposal": proposal.id, "approve": approve, "score": score,
+                                       "critique": "fine" if approve else "too vague",
+                                       "checks": [{"name": "count", "score": 100, "passed": True,
+                                                   "note": "ok"}], "model_score": None}, lamport)
+
+    def claim(self, who: Identity, leaf: str, supersedes: str | None = None,
+              lamport: int | None = None) -> Event:
+        return self.emit(who, "claim", {"leaf": leaf, "supersedes": supersedes}, lamport)
+
+    def result(self, who: Identity, leaf: str, claim: Event, output: str | None = None) -> Event:
+        return self.emit(who, "result", {"leaf": leaf, "claim": claim.id,
+                                         "output": output or f"Result for {leaf}", "model": "synthetic"})
+
+    def accept(self, node: str, titles: list[str], *, leaf: bool = False, by: int = 0) -> Event:
+        prop = self.propose(self.peers["decomposer"][by % len(self.peers["decomposer"])], node, titles,
+                            leaf=leaf)
+        for scorer in self.peers["scorer"]:
+            self.vote(scorer, prop, True, 70 + self.rng.randrange(30))
+        return prop
+
+    def finish_leaves(self) -> None:
+        state = FoldState(self.events)
+        for i, node in enumerate(state.plan().leaves()):
+            if node.result is None:
+                ex = self.peers["executor"][i % len(self.peers["executor"])]
+                c = self.claim(ex, node.id)
+                self.result(ex, node.id, c)
+
+
+def complete_swarm(seed: int = 0, fanout: int = 3, depth: int = 2, spec: dict[str, Any] | None = None,
+                   rival: bool = True) -> Swarm:
+    """A converged run: a tree of ``fanout`` children per split, ``depth`` levels, a rejected
+    rival proposal at the root, and every leaf executed."""
+    sw = Swarm(spec=spec or minimal_spec(tree={"max_depth": depth, "min_children": 2,
+                                               "max_children": 8, "max_revisions": 2,
+                                               "approve_threshold": 60}), seed=seed)
+    if rival:
+        bad = sw.propose(sw.peers["decomposer"][-1], "root", ["Misc things", "Other stuff"],
+                         strategy="by day")
+        for scorer in sw.peers["scorer"]:
+            sw.vote(scorer, bad, False, 30)
+    frontier = [("root", 0)]
+    while frontier:
+        node, d = frontier.pop(0)
+        titles = [f"Part {d + 1}.{i + 1} of {node}" for i in range(fanout)]
+        prop = sw.accept(node, titles, leaf=d + 1 >= depth, by=d)
+        if d + 1 < depth:
+            frontier.extend((child_id(prop.id, i), d + 1) for i in range(fanout))
+    sw.finish_leaves()
+    return sw
