@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 @asynccontextmanager
 async def unwrap_single_group() -> AsyncIterator[None]:
-    """Re-raise a lone exception out of a trio nursery's ExceptionGroup.
+    """Re-raise a lone exception out of (nested) trio nursery ExceptionGroups.
 
     Our context managers yield inside a nursery; without this, an error raised
     by the caller's own ``async with`` body would come back wrapped in a group.
@@ -16,6 +16,9 @@ async def unwrap_single_group() -> AsyncIterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        inner: BaseException = group
+        while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+            inner = inner.exceptions[0]
+        if inner is group:
+            raise
+        raise inner from None

@@ -1,0 +1,308 @@
+"""The libp2p transport on a real network: separate OS processes on loopback.
+
+Every peer is ``tests/helpers/p2p_peer.py`` in its own process, driven by JSON
+lines. Tests wait for conditions (a message, a connection) under deadlines,
+never for fixed times. Only 127.0.0.1 is used, except in the mDNS test, which
+runs inside network namespaces it creates and removes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+pytestmark = pytest.mark.slow
+
+HELPER = Path(__file__).parent / "helpers" / "p2p_peer.py"
+TOPIC = "specswarm-test"
+
+
+def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+    """Run an async test function under ``trio.run`` (no plugin needed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        trio.run(functools.partial(fn, *args, **kwargs))
+
+    return wrapper
+
+
+class Peer:
+    """A peer process and the JSON events it printed."""
+
+    def __init__(self, name: str, proc: trio.Process, stderr: Any) -> None:
+        self.name = name
+        self.proc = proc
+        self.stderr = stderr
+        self.id = ""
+        self.addrs: list[str] = []
+        self.messages: list[tuple[str, str]] = []
+        self._buffer = b""
+        self._events: list[dict[str, Any]] = []
+
+    async def _next(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        while b"\n" not in self._buffer:
+            chunk = await self.proc.stdout.receive_some(65536)
+            if not chunk:
+                raise AssertionError(f"peer {self.name} exited: {self.stderr_text()}")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        event: dict[str, Any] = json.loads(line)
+        if event["event"] == "msg":
+            self.messages.append((event["from"], event["data"]))
+        return event
+
+    async def expect(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 20) -> dict[str, Any]:
+        """The first event (past or future) matching ``pred``."""
+        with trio.fail_after(timeout):
+            for i, event in enumerate(self._events):
+                if pred(event):
+                    return self._events.pop(i)
+            while True:
+                event = await self._next()
+                if pred(event):
+                    return event
+                if event["event"] != "msg":
+                    self._events.append(event)
+
+    async def wait_messages(self, pred: Callable[[list[tuple[str, str]]], bool], timeout: float = 20) -> None:
+        """Wait until the messages received so far satisfy ``pred``."""
+        with trio.fail_after(timeout):
+            while not pred(self.messages):
+                event = await self._next()
+                if event["event"] != "msg":
+                    self._events.append(event)
+
+    async def call(self, deadline: float = 30, **cmd: Any) -> dict[str, Any]:
+        """Send a command and return its ``done`` event (fail on ``error``)."""
+        assert self.proc.stdin is not None
+        await self.proc.stdin.send_all((json.dumps(cmd) + "\n").encode())
+        event = await self.expect(
+            lambda e: e["event"] in ("done", "error") and e.get("cmd") == cmd["cmd"], deadline
+        )
+        assert event["event"] == "done", f"{self.name}: {event}"
+        return event
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return str(self.stderr.read().decode(errors="replace"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed(name: str) -> str:
+    return (name.encode() * 32)[:32].hex()
+
+
+class Swarm:
+    """Starts peer processes and stops them all at the end."""
+
+    def __init__(self) -> None:
+        self.peers: list[Peer] = []
+
+    async def start(self, name: str, *args: str, prefix: tuple[str, ...] = (), wait: bool = True) -> Peer:
+        stderr = tempfile.TemporaryFile()
+        proc = await trio.lowlevel.open_process(
+            [*prefix, sys.executable, str(HELPER), "--seed", seed(name), "--topic", TOPIC, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+        peer = Peer(name, proc, stderr)
+        self.peers.append(peer)
+        if wait:
+            await self.ready(peer)
+        return peer
+
+    async def ready(self, peer: Peer) -> None:
+        event = await peer.expect(lambda e: e["event"] == "ready", timeout=30)
+        peer.id, peer.addrs = event["id"], event["addrs"]
+
+    async def stop(self) -> None:
+        """Close every stdin (a clean exit), then make sure all are gone."""
+        for peer in self.peers:
+            if peer.proc.returncode is None and peer.proc.stdin is not None:
+                try:
+                    await peer.proc.stdin.aclose()
+                except trio.BrokenResourceError:
+                    pass
+        with trio.move_on_after(15):
+            for peer in self.peers:
+                await peer.proc.wait()
+        for peer in self.peers:
+            if peer.proc.returncode is None:
+                peer.proc.kill()
+                await peer.proc.wait()
+
+    def assert_quiet(self, *, killed: tuple[Peer, ...] = ()) -> None:
+        """Peers that were not killed exited 0 and printed nothing on stderr."""
+        for peer in self.peers:
+            if peer in killed:
+                continue
+            assert peer.proc.returncode == 0, f"{peer.name}: rc={peer.proc.returncode}"
+            assert peer.stderr_text() == "", f"{peer.name} stderr:\n{peer.stderr_text()}"
+
+
+@trio_test
+async def test_three_processes_gossip_both_ways_and_answer_requests() -> None:
+    swarm = Swarm()
+    try:
+        a = await swarm.start("a")
+        b = await swarm.start("b", "--bootstrap", a.addrs[0], wait=False)
+        c = await swarm.start("c", "--bootstrap", a.addrs[0], wait=False)
+        await swarm.ready(b)
+        await swarm.ready(c)
+        for p in (a, b, c):
+            await p.call(cmd="wait_peers", n=2, timeout=20)
+            await p.call(cmd="wait_mesh", n=2, timeout=20)
+
+        for p in (a, b, c):
+            await p.call(cmd="publish", data=f"from-{p.name}-{{i}}", count=5)
+        for p in (a, b, c):
+            others = {q.id for q in (a, b, c) if q is not p}
+            await p.wait_messages(lambda m, o=others: {s for s, _ in m} == o and len(m) >= 10)
+            assert sorted(m for _, m in p.messages) == sorted(
+                f"from-{q.name}-{i}" for q in (a, b, c) if q is not p for i in range(5)
+            )
+            assert all(not m.startswith(f"from-{p.name}-") for _, m in p.messages)
+
+        reply = await c.call(cmd="request", peer=a.id, data="pull")
+        assert reply["reply"] == f"echo:{a.id}:pull"
+        stats = (await a.call(cmd="stats"))["stats"]
+        assert stats["requests_served"] == 1
+        assert (stats["published"], stats["received"]) == (5, 10)
+    finally:
+        await swarm.stop()
+    swarm.assert_quiet()
+
+
+@pytest.mark.parametrize("shape", ["star", "chain"])
+@trio_test
+async def test_losing_the_first_or_middle_peer_partitions_nothing(shape: str) -> None:
+    """star: B and C bootstrap from A, A dies. chain: A <- B <- C, B (the only link) dies."""
+    swarm = Swarm()
+    try:
+        a = await swarm.start("a")
+        b = await swarm.start("b", "--bootstrap", a.addrs[0])
+        c = await swarm.start("c", "--bootstrap", (a if shape == "star" else b).addrs[0])
+        # Address exchange makes the full mesh: everyone reaches everyone directly.
+        for p in (a, b, c):
+            await p.call(cmd="wait_peers", n=2, timeout=20)
+        victim = a if shape == "star" else b
+        left, right = [p for p in (a, b, c) if p is not victim]
+        victim.proc.kill()
+        await victim.proc.wait()
+
+        await left.call(cmd="wait_mesh", n=1, timeout=20)
+        await right.call(cmd="wait_mesh", n=1, timeout=20)
+        await left.call(cmd="publish", data="after-kill-left")
+        await right.call(cmd="publish", data="after-kill-right")
+        await right.wait_messages(lambda m: (left.id, "after-kill-left") in m)
+        await left.wait_messages(lambda m: (right.id, "after-kill-right") in m)
+        assert (await left.call(cmd="request", peer=right.id, data="x"))["reply"] == (f"echo:{right.id}:x")
+    finally:
+        await swarm.stop()
+    swarm.assert_quiet(killed=(a if shape == "star" else b,))
+
+
+@trio_test
+async def test_a_bootstrap_peer_that_starts_late_is_retried() -> None:
+    from specswarm.transport.p2p import peer_id_from_seed
+
+    swarm = Swarm()
+    try:
+        port = free_port()
+        late_addr = f"/ip4/127.0.0.1/tcp/{port}/p2p/{peer_id_from_seed(bytes.fromhex(seed('b')))}"
+        a = await swarm.start("a", "--bootstrap", late_addr)
+        await trio.sleep(3)  # the scenario itself: B starts 3 s after A
+        b = await swarm.start("b", "--listen", f"/ip4/127.0.0.1/tcp/{port}")
+        assert b.addrs[0] == late_addr
+        await a.call(cmd="wait_peers", n=1, timeout=20)
+        await a.call(cmd="wait_mesh", n=1, timeout=20)
+        await b.call(cmd="wait_mesh", n=1, timeout=20)
+        await b.call(cmd="publish", data="hello-late")
+        await a.wait_messages(lambda m: m == [(b.id, "hello-late")])
+    finally:
+        await swarm.stop()
+    swarm.assert_quiet()
+
+
+@trio_test
+async def test_validator_rejections_are_counted_and_not_delivered() -> None:
+    """B's validator rejects "bad:" messages: counted, never delivered (nor forwarded)."""
+    swarm = Swarm()
+    try:
+        a = await swarm.start("a")
+        b = await swarm.start("b", "--bootstrap", a.addrs[0], "--reject", "bad:")
+        await a.call(cmd="wait_mesh", n=1, timeout=20)
+        await b.call(cmd="wait_mesh", n=1, timeout=20)
+        await a.call(cmd="publish", data="bad:{i}", count=3)
+        await a.call(cmd="publish", data="good")
+        await b.wait_messages(lambda m: (a.id, "good") in m)
+        assert b.messages == [(a.id, "good")]
+        stats = (await b.call(cmd="stats"))["stats"]
+        assert stats["dropped_invalid"] == 3
+        assert stats["received"] == 1
+    finally:
+        await swarm.stop()
+    swarm.assert_quiet()
+
+
+# ----- mDNS inside network namespaces ---------------------------------------------
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
+
+
+@pytest.mark.netns
+@trio_test
+async def test_mdns_discovery_inside_network_namespaces() -> None:
+    """Two namespaces joined by a veth pair (10.77.x addresses that exist only there)."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("needs root and iproute2 to create network namespaces")
+    tag = os.urandom(3).hex()
+    ns1, ns2 = f"ssw-test-{tag}-1", f"ssw-test-{tag}-2"
+    veth1, veth2 = f"sswa{tag}", f"sswb{tag}"
+    swarm = Swarm()
+    try:
+        _ip("netns", "add", ns1)
+        _ip("netns", "add", ns2)
+        _ip("link", "add", veth1, "netns", ns1, "type", "veth", "peer", "name", veth2, "netns", ns2)
+        for ns, dev, addr in ((ns1, veth1, "10.77.0.1/24"), (ns2, veth2, "10.77.0.2/24")):
+            _ip("-n", ns, "addr", "add", addr, "dev", dev)
+            _ip("-n", ns, "link", "set", dev, "up", "multicast", "on")
+            _ip("-n", ns, "link", "set", "lo", "up")
+        a = await swarm.start(
+            "a", "--mdns", "--listen", "/ip4/10.77.0.1/tcp/0", prefix=("ip", "netns", "exec", ns1)
+        )
+        b = await swarm.start(
+            "b", "--mdns", "--listen", "/ip4/10.77.0.2/tcp/0", prefix=("ip", "netns", "exec", ns2)
+        )
+        await a.call(cmd="wait_peers", n=1, timeout=30)
+        await b.call(cmd="wait_mesh", n=1, timeout=20)
+        await a.call(cmd="wait_mesh", n=1, timeout=20)
+        await a.call(cmd="publish", data="found-you")
+        await b.wait_messages(lambda m: m == [(a.id, "found-you")])
+    finally:
+        await swarm.stop()
+        for ns in (ns1, ns2):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
+    swarm.assert_quiet()
