@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -552,7 +553,7 @@ def _explain(error: ValidationError, where: _Where) -> Iterator[SpecProblem]:
         text = error.message
     expected = f"expected {_describe(error.schema)}"
     if keyword == "enum":
-        expected += _did_you_mean(instance, [str(v) for v in value], sep="; ")
+        expected += _did_you_mean(instance, [str(v) for v in value])
     if hint:
         expected += f"; {hint}"
     yield where.at(path, f"{text} ({expected})")
@@ -581,9 +582,9 @@ def _deref(schema: Any) -> Any:
     return schema
 
 
-def _did_you_mean(word: Any, choices: list[str], sep: str = "; ") -> str:
+def _did_you_mean(word: Any, choices: list[str]) -> str:
     close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
-    return f"{sep}did you mean {close[0]}?" if close else ""
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def _show(value: Any) -> str:
@@ -663,12 +664,26 @@ def _section(data: Mapping[str, Any], *keys: Any) -> Any:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == int(value)
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and value.is_integer())
+
+
+def _non_finite(value: Any, path: DocPath = ()) -> Iterator[tuple[DocPath, float]]:
+    """YAML's .inf / .nan and where they are: no field accepts them (canonical JSON cannot)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _non_finite(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_finite(item, (*path, index))
 
 
 def _semantic_problems(data: Mapping[str, Any], where: _Where) -> list[SpecProblem]:
     """What the schema cannot express. Each check skips values the schema already rejects."""
-    problems: list[SpecProblem] = []
+    problems = [where.at(at, f"{_show(value)} is not allowed (expected a finite number)")
+                for at, value in _non_finite(data)]
     quorum = _normal_quorum(data.get("quorum"))
     scorers = _section(data, "roles", "scorer", "count")
     if isinstance(quorum, int) and not isinstance(quorum, bool) and _is_int(scorers) \
@@ -683,12 +698,12 @@ def _semantic_problems(data: Mapping[str, Any], where: _Where) -> list[SpecProbl
         high = tree.get("max_children", TreeLimits.max_children)
         if _is_int(low) and _is_int(high) and low > high:
             if "min_children" in tree:
-                default = "" if "max_children" in tree else " (the default)"
+                other = "max_children" if "max_children" in tree else "the default max_children"
                 problems.append(where.at(("tree", "min_children"), f"min_children {low} is larger "
-                                         f"than max_children {high}{default} (expected at most {high})"))
+                                         f"than {other} {high} (expected at most {high})"))
             else:
                 problems.append(where.at(("tree", "max_children"), f"max_children {high} is smaller "
-                                         f"than min_children {low} (the default) (expected at least {low})"))
+                                         f"than the default min_children {low} (expected at least {low})"))
 
     for index, constraint in enumerate(data.get("constraints") or []):
         if not isinstance(constraint, Mapping):

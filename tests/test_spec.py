@@ -191,6 +191,23 @@ def test_error_text_is_one_line_per_problem(tmp_path: Path) -> None:
     ]
 
 
+def test_non_finite_numbers_are_rejected(tmp_path: Path) -> None:
+    path = write(tmp_path, "goal: Plan a trip\nmodel: {temperature: .nan}\nbudget: {seconds: .inf}\n"
+                 + ROLES)
+    assert problems_of(path) == [
+        f"{path}:2: model.temperature: nan is not allowed (expected a finite number)",
+        f"{path}:3: budget.seconds: inf is not allowed (expected a finite number)",
+    ]
+
+
+def test_children_limits_against_a_default(tmp_path: Path) -> None:
+    path = write(tmp_path, "goal: Plan a trip\ntree: {max_children: 1}\n" + ROLES)
+    assert problems_of(path) == [
+        f"{path}:2: tree.max_children: max_children 1 is smaller than the default "
+        "min_children 2 (expected at least 2)",
+    ]
+
+
 def test_missing_goal_points_at_the_document(tmp_path: Path) -> None:
     path = write(tmp_path, "# a comment\n" + ROLES)
     assert problems_of(path) == [f"{path}:2: (root): missing required field 'goal'"]
