@@ -21,7 +21,8 @@ The context a template sees (documented for user templates):
     The tree depth-first, one dict per node: ``node`` (the JSON node), ``number``
     (outline number, ``""`` for the root), ``level`` (Markdown heading level),
     ``key`` (a Mermaid-safe id), ``parent_key``, ``requirement`` / ``component`` /
-    ``task`` (``R1``, ``C2``, ``T3`` labels for the spec; ``None`` where they do not apply).
+    ``task`` (``R1``, ``C2``, ``T3`` labels for the spec; ``None`` where they do not apply),
+    ``claimed_by`` (author of a leaf's winning claim, else ``None``).
 ``root``, ``requirements``, ``components``, ``tasks``
     Subsets of ``nodes``.
 ``quorum``
