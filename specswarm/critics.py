@@ -32,9 +32,14 @@ from typing import Any
 HARD_CHECKS = frozenset({"count", "duplicates", "constraints"})
 """A failed hard check vetoes approval whatever the score."""
 
-WEIGHTS = {"count": 1.0, "duplicates": 1.5, "overlap": 1.0, "vagueness": 1.0,
-           "coverage": 0.5, "constraints": 1.5}
+WEIGHTS = {"count": 1.0, "duplicates": 1.5, "overlap": 1.0, "vagueness": 2.0,
+           "coverage": 1.0, "constraints": 1.5}
 """Weight of each check in the mechanical score."""
+
+VETO_BELOW = {"overlap": 25, "vagueness": 25}
+"""A soft check scoring below its floor also blocks approval: a split whose
+children are mostly vague (or near-copies of each other) must not pass just
+because the other checks and an over-generous model rating lift the mean."""
 
 NEAR_DUPLICATE = 0.75
 """Title token Jaccard at or above which two titles count as the same."""
@@ -269,7 +274,7 @@ def check_constraints(parent: Any, children: Sequence[Any],
             if lacking:
                 problems.append(f"{field} missing on {', '.join(lacking)}")
                 continue
-            got = sum(values)
+            got = sum(float(v) for v in values if v is not None)
             if not math.isclose(got, float(total)):
                 problems.append(f"{field} add up to {got:g}, expected {float(total):g}")
         elif kind == "mention":
@@ -320,8 +325,9 @@ def combine(checks: Sequence[Check], model_score: int | None, model_weight: floa
     """Blend the checks (weighted mean) with the model's 0..100 rating; decide approval.
 
     ``model_weight`` in [0, 1] is the model's share of the score (ignored when
-    ``model_score`` is None). Approval needs ``score >= approve_threshold`` and
-    no failed hard check (count, duplicates, constraints).
+    ``model_score`` is None). Approval needs ``score >= approve_threshold``, no
+    failed hard check (count, duplicates, constraints) and no soft check below
+    its :data:`VETO_BELOW` floor.
     """
     if not 0.0 <= model_weight <= 1.0:
         raise ValueError(f"model_weight must be within [0, 1], got {model_weight}")
@@ -331,8 +337,11 @@ def combine(checks: Sequence[Check], model_score: int | None, model_weight: floa
     score = mechanical if model_score is None else (
         (1 - model_weight) * mechanical + model_weight * max(0, min(100, model_score)))
     final = _clamp(score)
-    hard_failed = any(c.name in HARD_CHECKS and not c.passed for c in checks)
-    return final, final >= approve_threshold and not hard_failed
+    vetoed = any(
+        (c.name in HARD_CHECKS and not c.passed) or c.score < VETO_BELOW.get(c.name, 0)
+        for c in checks
+    )
+    return final, final >= approve_threshold and not vetoed
 
 
 def critique(checks: Sequence[Check]) -> str:

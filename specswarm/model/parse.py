@@ -173,9 +173,9 @@ def _join(pieces: list[str]) -> str:
     return out
 
 
-def _line_items(text: str) -> list[str]:
-    """Bullet or numbered items, each with its continuation lines joined in."""
-    items: list[str] = []
+def _line_items(text: str) -> list[tuple[str, str]]:
+    """Bullet or numbered items as (first line, continuation lines joined)."""
+    items: list[tuple[str, str]] = []
     current: list[str] | None = None
     top_indent: int | None = None
     pending: list[str] = []  # non-list lines after a blank line: continuation or closing prose
@@ -190,7 +190,7 @@ def _line_items(text: str) -> list[str]:
         if m and (top_indent is None or indent <= top_indent):
             if current is not None:
                 current.extend(pending)
-                items.append(_join(current))
+                items.append((current[0], _join(current[1:])))
             top_indent = indent if top_indent is None else top_indent
             current, pending, blank = [m.group("body")], [], False
             continue
@@ -205,7 +205,7 @@ def _line_items(text: str) -> list[str]:
             current.append(body)
         blank = False
     if current is not None:
-        items.append(_join(current))  # trailing prose in `pending` is dropped
+        items.append((current[0], _join(current[1:])))  # trailing prose in `pending` is dropped
     return items
 
 
@@ -283,11 +283,12 @@ def parse_children(text: str, *, min_children: int, max_children: int, parent_ti
                      if isinstance(extra.get(f), int) or str(extra.get(f, "")).isdigit()}
             raw.append((title, detail, {**facts_d, **facts_t, **given}))
     else:
-        for item in _line_items(unfence(text)) or _line_items(text):
+        for head, more in _line_items(unfence(text)) or _line_items(text):
             # Facts first: "Tokyo (days: 4): sights" must not split at "days:".
-            cleaned, facts = extract_facts(strip_markdown(item), fields)
+            cleaned, facts = extract_facts(strip_markdown(head), fields)
+            more, facts_more = extract_facts(strip_markdown(more), fields)
             title, detail = _split_title(cleaned)
-            raw.append((title, detail, facts))
+            raw.append((title, _join([p for p in (detail, more) if p]), {**facts_more, **facts}))
     if not raw:
         raise OutputError('no list found: write one part per line, starting with "- "')
     children: list[Child] = []

@@ -17,7 +17,7 @@ such a line.
 Context every template receives (see :func:`prompt_context`): ``goal``,
 ``context``, ``node`` (id, title, detail, depth), ``ancestors`` (root first),
 ``siblings``, ``strategy``, ``critiques`` (list of str), ``constraints`` (the
-ones that apply to this node), ``limits`` (min_children, max_children),
+ones that apply to this node), ``limits`` (min_children, max_children, target: the count to ask for),
 ``is_last_level``, ``fact_fields`` (sum-constraint fields children must state);
 ``proposal`` (children) for score and refine; ``leaf`` for execute.
 """

@@ -151,10 +151,8 @@ def _split_total(total: int, n: int) -> list[int]:
 
 def _decompose_answer(prompt: str) -> str:
     title = _find(r"^Goal to split: (.*?)(?: \(.*\))?$", prompt, "the goal")
-    strategy = _find(r"^(?:Write an improved split|Split it) by (.+?)[ .]", prompt, "")
-    low = int(_find(r"(\d+) to \d+ parts", prompt, "3"))
-    high = int(_find(r"\d+ to (\d+) parts", prompt, "5"))
-    n = max(low, min(high, 4))
+    strategy = _find(r"^(?:Write an improved split|Split it) by (\S+?)[ .,]", prompt, "")
+    n = int(_find(r"\b(\d+) parts \(at least", prompt, "3"))
     aspects = _ASPECTS.get(strategy, _DEFAULT_ASPECTS)
     topic = re.sub(r"^(plan|organi[sz]e|write|build|make|create|prepare)\s+(an?\s+|the\s+)?",
                    "", title, flags=re.I).strip() or title

@@ -111,6 +111,11 @@ def _request(spec_json: Mapping[str, Any], kind: str, system: str, prompt: str) 
     )
 
 
+def _limits(low: int, high: int) -> dict[str, int]:
+    # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
+    return {"min_children": low, "max_children": high, "target": max(low, min(high, 4))}
+
+
 def _base_context(spec_json: Mapping[str, Any], node: Mapping[str, Any],
                   ancestors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     tree = spec_json.get("tree", {})
@@ -120,8 +125,7 @@ def _base_context(spec_json: Mapping[str, Any], node: Mapping[str, Any],
         "goal": spec_json.get("goal", ""), "context": spec_json.get("context", "") or "",
         "node": n, "ancestors": [_node(a) for a in ancestors], "siblings": [],
         "strategy": "", "critiques": [], "constraints": [dict(c) for c in applicable],
-        "limits": {"min_children": int(tree.get("min_children", 2)),
-                   "max_children": int(tree.get("max_children", 6))},
+        "limits": _limits(int(tree.get("min_children", 2)), int(tree.get("max_children", 6))),
         "is_last_level": n["depth"] + 1 >= int(tree.get("max_depth", 2)),
         "fact_fields": [c["field"] for c in applicable if c.get("kind") == "sum"],
         "proposal": [], "leaf": n,

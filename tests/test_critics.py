@@ -1,0 +1,185 @@
+"""Mechanical critics: a good split beats a duplicated and a vague one; each check fails alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from specswarm.critics import (
+    Check,
+    check_constraints,
+    check_count,
+    check_coverage,
+    check_duplicates,
+    check_overlap,
+    check_vagueness,
+    combine,
+    critique,
+    near_duplicate,
+    run_checks,
+    stem,
+    terms,
+)
+
+GOAL = "Plan a two-week trip to Japan"
+ROOT = {"title": GOAL, "detail": "", "depth": 0}
+CONSTRAINTS = [
+    {"kind": "sum", "field": "days", "total": 14, "applies_to": "root"},
+    {"kind": "mention", "terms": ["Tokyo", "Kyoto"], "applies_to": "root"},
+    {"kind": "forbid", "terms": ["cruise"], "applies_to": "all"},
+]
+
+
+def child(title: str, detail: str = "", **facts: int) -> dict:
+    return {"title": title, "detail": detail, "leaf": False, "facts": facts}
+
+
+GOOD = [
+    child("Tokyo neighbourhoods and food", "Shinjuku, Asakusa and Tsukiji for the two-week trip",
+          days=5),
+    child("Kyoto temples and gardens", "Fushimi Inari, Kinkaku-ji and a tea ceremony", days=4),
+    child("Osaka and Nara day trips", "Dotonbori street food; deer park in Nara", days=3),
+    child("Hiroshima and Miyajima", "Peace Memorial Museum, ferry to Itsukushima shrine", days=2),
+]
+DUPLICATED = [
+    child("Tokyo neighbourhoods and food", "Shinjuku, Asakusa and Tsukiji", days=5),
+    child("Tokyo: neighbourhoods & food!", "Shinjuku and Asakusa again", days=4),
+    child("Kyoto temples and gardens", "Fushimi Inari, Kinkaku-ji", days=3),
+    child("Osaka and Nara day trips", "Dotonbori street food; deer park", days=2),
+]
+VAGUE = [
+    child("Tokyo stuff", "", days=5),
+    child("Kyoto things", "", days=4),
+    child("Misc", "", days=3),
+    child("Other various activities etc", "", days=2),
+]
+
+
+def checks_of(children: list[dict]) -> dict[str, Check]:
+    found = run_checks(ROOT, children, goal=GOAL, constraints=CONSTRAINTS,
+                       min_children=2, max_children=6)
+    assert [c.name for c in found] == [
+        "count", "duplicates", "overlap", "vagueness", "coverage", "constraints"]
+    return {c.name: c for c in found}
+
+
+def test_good_split_passes_every_check() -> None:
+    checks = checks_of(GOOD)
+    assert {n: c.passed for n, c in checks.items()} == dict.fromkeys(checks, True)
+    score, approve = combine(list(checks.values()), None, 0.2)
+    assert score >= 85
+    assert approve is True
+
+
+def test_duplicated_split_fails_duplicates_and_scores_lower() -> None:
+    checks = checks_of(DUPLICATED)
+    failed = sorted(n for n, c in checks.items() if not c.passed)
+    assert failed == ["duplicates", "overlap"]
+    assert checks["duplicates"].note == (
+        "#1 'Tokyo neighbourhoods and food' and #2 'Tokyo: neighbourhoods & food!' are the same")
+    dup_score, dup_approve = combine(list(checks.values()), 90, 0.2)
+    good_score, _ = combine(list(checks_of(GOOD).values()), 90, 0.2)
+    assert dup_approve is False  # a hard check failed, whatever the model says
+    assert good_score - dup_score >= 10
+
+
+def test_vague_split_fails_vagueness_and_scores_lower() -> None:
+    checks = checks_of(VAGUE)
+    failed = sorted(n for n, c in checks.items() if not c.passed)
+    assert failed == ["coverage", "vagueness"]
+    assert checks["vagueness"].score == 0
+    assert "#3 'Misc': vague word 'misc'" in checks["vagueness"].note
+    vague_score, vague_approve = combine(list(checks.values()), 90, 0.2)
+    good_score, _ = combine(list(checks_of(GOOD).values()), 90, 0.2)
+    assert good_score - vague_score >= 20
+    assert vague_approve is False  # vagueness 0 is below its veto floor
+
+
+def test_count_fails_alone() -> None:
+    assert check_count(GOOD, 2, 3) == Check("count", 0, False, "4 children (allowed 2..3)")
+    assert check_count(GOOD, 4, 4).passed
+
+
+def test_duplicates_catches_a_child_that_repeats_the_parent() -> None:
+    c = check_duplicates(ROOT, [child("Plan a two week trip to Japan!"), *GOOD[:2]])
+    assert not c.passed
+    assert c.note == "#1 'Plan a two week trip to Japan!' repeats the parent"
+
+
+def test_overlap_fails_alone() -> None:
+    overlapping = [
+        child("Book Kyoto hotel rooms", "Compare Kyoto hotel rooms near Gion and book"),
+        child("Reserve Kyoto hotel rooms", "Compare Kyoto hotel rooms near Gion, then reserve"),
+        child("Tokyo museum passes", "Buy Grutto pass for Ueno museums"),
+    ]
+    c = check_overlap(overlapping)
+    assert not c.passed
+    assert c.note.startswith("#1 'Book Kyoto hotel rooms' and #2 'Reserve Kyoto hotel rooms' overlap")
+    assert check_overlap(GOOD).passed
+
+
+def test_vagueness_reasons() -> None:
+    c = check_vagueness([child("Sightseeing"), child("Tokyo food tour"), child("do it all")])
+    assert not c.passed
+    assert c.note == ("#1 'Sightseeing': title too short; "
+                      "#3 'do it all': title too short")
+    assert c.score == 33
+
+
+def test_coverage_fails_alone() -> None:
+    parent = {"title": "Organize a 200-person technical conference",
+              "detail": "venue, speakers, catering", "depth": 1}
+    off_topic = [child("Knit winter scarves", "wool"), child("Repaint garden fence", "green")]
+    c = check_coverage(parent, off_topic)
+    assert not c.passed
+    assert c.score == 0
+    assert c.note.startswith("0/")
+    on_topic = [child("Venue for 200 people", "technical conference hall"),
+                child("Speakers and catering", "invite speakers, order catering")]
+    assert check_coverage(parent, on_topic).passed
+
+
+@pytest.mark.parametrize(
+    ("children", "note"),
+    [
+        ([child("Tokyo food", days=7), child("Kyoto temples", days=6)],
+         "days add up to 13, expected 14"),
+        ([child("Tokyo food", days=7), child("Kyoto temples")],
+         "days missing on #2 'Kyoto temples'"),
+        ([child("Tokyo food", days=7), child("Nara deer", days=7)], "not mentioned: Kyoto"),
+        ([child("Tokyo food", days=7), child("Kyoto river cruise", days=7)], "forbidden: cruise"),
+    ],
+)
+def test_constraints_fail_alone(children: list[dict], note: str) -> None:
+    c = check_constraints(ROOT, children, CONSTRAINTS, depth=0)
+    assert not c.passed
+    assert c.note == note
+
+
+def test_root_constraints_do_not_apply_deeper_but_all_does() -> None:
+    kids = [child("Tokyo food"), child("Harbour cruise")]
+    c = check_constraints({"title": "Tokyo", "depth": 1}, kids, CONSTRAINTS, depth=1)
+    assert c.note == "forbidden: cruise"
+    deeper_sum = [{"kind": "sum", "field": "days", "total": 14, "applies_to": "all"}]
+    parent = {"title": "Tokyo", "facts": {"days": 5}}
+    ok = check_constraints(parent, [child("A b", days=2), child("C d", days=3)], deeper_sum, 1)
+    assert ok.passed
+
+
+def test_combine_weights_and_thresholds() -> None:
+    checks = [Check("count", 100, True, ""), Check("coverage", 0, False, "")]
+    assert combine(checks, None, 0.2) == (50, False)
+    assert combine(checks, None, 0.2, approve_threshold=50) == (50, True)
+    assert combine(checks, 100, 0.5, approve_threshold=75) == (75, True)
+    vetoed = [Check("count", 100, True, ""), Check("overlap", 20, False, "")]
+    assert combine(vetoed, 100, 0.5, approve_threshold=10) == (80, False)
+    with pytest.raises(ValueError, match=r"model_weight must be within \[0, 1\], got 1.5"):
+        combine(checks, 50, 1.5)
+    assert critique(vetoed) == "overlap: "
+
+
+def test_text_helpers() -> None:
+    assert stem("bookings") == "book"
+    assert stem("cities") == "city"
+    assert terms("The Booking of hotels in Kyoto") == {"book", "hotel", "kyoto"}
+    assert near_duplicate("Visit **Kyoto** temples", "visit kyoto temples.")
+    assert not near_duplicate("Kyoto temples", "Osaka street food")

@@ -1,0 +1,201 @@
+"""Tolerant parsing of untrusted model output, with the rules enforced in code."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from specswarm.model.parse import (
+    Child,
+    OutputError,
+    cut_repeats,
+    extract_facts,
+    parse_children,
+    parse_execution,
+    parse_score,
+    strip_markdown,
+    trim_words,
+)
+
+GOAL = "Plan a two-week trip to Japan"
+
+
+def parse(text: str, **kw) -> list[Child]:
+    args = {"min_children": 2, "max_children": 6, "parent_title": GOAL, "goal": GOAL}
+    args.update(kw)
+    return parse_children(textwrap.dedent(text), **args)
+
+
+def titles(children: list[Child]) -> list[str]:
+    return [c.title for c in children]
+
+
+def test_plain_bullets_with_title_detail_split() -> None:
+    got = parse("""\
+        - Tokyo: Shinjuku, Asakusa and Tsukiji
+        - Kyoto — temples and gardens
+        - Osaka - street food in Dotonbori
+        """)
+    assert got == [
+        Child("Tokyo", "Shinjuku, Asakusa and Tsukiji"),
+        Child("Kyoto", "temples and gardens"),
+        Child("Osaka", "street food in Dotonbori"),
+    ]
+
+
+def test_prose_around_a_numbered_bold_list_with_continuations() -> None:
+    got = parse("""\
+        Sure! Here is a plan for your trip:
+
+        1. **Tokyo** (days: 4): Explore Shinjuku and the museums.
+        2. **Kyoto** — temples and gardens (days: 5)
+           Visit Fushimi Inari early.
+
+        3) Osaka: street food in Dotonbori (days: 3)
+
+        These suggestions should help you have a great trip!
+        """, fact_fields=["days"])
+    assert got == [
+        Child("Tokyo", "Explore Shinjuku and the museums.", facts={"days": 4}),
+        Child("Kyoto", "temples and gardens. Visit Fushimi Inari early.", facts={"days": 5}),
+        Child("Osaka", "street food in Dotonbori", facts={"days": 3}),
+    ]
+
+
+def test_fenced_json_array_of_objects() -> None:
+    got = parse("""\
+        Here you go:
+        ```json
+        [
+          {"title": "Tokyo sights", "description": "Senso-ji, Meiji shrine", "days": 5},
+          {"title": "Kyoto temples", "description": "Kinkaku-ji", "days": 4}
+        ]
+        ```
+        """, fact_fields=["days"])
+    assert got == [Child("Tokyo sights", "Senso-ji, Meiji shrine", facts={"days": 5}),
+                   Child("Kyoto temples", "Kinkaku-ji", facts={"days": 4})]
+
+
+def test_json_object_wrapping_a_list_of_strings() -> None:
+    got = parse('{"subgoals": ["Book flights to Tokyo", "Get a JR Pass", "Reserve ryokan"]}')
+    assert titles(got) == ["Book flights to Tokyo", "Get a JR Pass", "Reserve ryokan"]
+
+
+def test_step_labels_star_bullets_and_markdown_headings() -> None:
+    got = parse("""\
+        * Step 1: Book flights - compare fares to Narita
+        * Step 2: Rail pass: order the JR Pass online
+        """)
+    assert got == [Child("Book flights", "compare fares to Narita"),
+                   Child("Rail pass", "order the JR Pass online")]
+    got = parse("""\
+        ### 1. Flights
+        Compare fares to Narita.
+        ### 2. Rail pass
+        Order the JR Pass online.
+        """)
+    assert got == [Child("Flights", "Compare fares to Narita."),
+                   Child("Rail pass", "Order the JR Pass online.")]
+
+
+def test_duplicates_and_the_goal_itself_are_dropped() -> None:
+    got = parse("""\
+        - Plan a two-week trip to Japan
+        - Visit Kyoto temples
+        - visit kyoto temples!
+        - **Visit Kyoto Temples**: again
+        - Eat in Osaka
+        """)
+    assert titles(got) == ["Visit Kyoto temples", "Eat in Osaka"]
+
+
+def test_too_many_children_are_truncated() -> None:
+    got = parse("\n".join(f"- Tokyo district number {i}" for i in range(1, 10)),
+                max_children=3)
+    assert titles(got) == ["Tokyo district number 1", "Tokyo district number 2",
+                           "Tokyo district number 3"]
+
+
+def test_too_few_children_is_an_error_that_says_why() -> None:
+    with pytest.raises(OutputError) as info:
+        parse("- Visit Kyoto temples\n- Plan a two-week trip to Japan", min_children=3)
+    assert str(info.value) == (
+        "only 1 usable part(s), need 3 to 6 ('Plan a two-week trip to Japan' only repeats the goal)")
+
+
+@pytest.mark.parametrize("text", ["", "   \n\n", "I cannot help with that request."])
+def test_empty_or_listless_answers_are_errors(text: str) -> None:
+    with pytest.raises(OutputError, match=r"the answer was empty|no list found"):
+        parse(text)
+
+
+def test_a_looping_answer_is_cut() -> None:
+    looping = "- Visit Kyoto temples\n- Eat in Osaka\n" + "- Visit Tokyo tower\n" * 40
+    got = parse(looping)
+    assert titles(got) == ["Visit Kyoto temples", "Eat in Osaka", "Visit Tokyo tower"]
+    text, looped = cut_repeats("a\nb\nb\nb\nc")
+    assert (text, looped) == ("a\nb\nc", True)
+    assert cut_repeats("a\nb\nb\nc") == ("a\nb\nb\nc", False)
+
+
+def test_long_titles_and_details_are_trimmed_at_word_boundaries() -> None:
+    long_title = " ".join(["Kyoto"] + ["temple"] * 30)
+    got = parse(f"- {long_title}\n- Osaka: " + "food " * 200)
+    assert len(got[0].title) <= 80
+    assert got[0].title.endswith("temple")
+    assert len(got[1].detail) <= 400
+    assert got[1].detail.endswith("food")
+    assert trim_words("alpha beta gamma", 12) == "alpha beta"
+
+
+def test_leaves_flag_is_set_when_asked() -> None:
+    got = parse("- Book Kyoto ryokan\n- Buy JR Pass", leaves=True)
+    assert all(c.leaf for c in got)
+    assert got[0].to_json() == {"title": "Book Kyoto ryokan", "detail": "", "leaf": True,
+                                "facts": {}}
+
+
+def test_fact_extraction_forms() -> None:
+    assert extract_facts("Tokyo (days: 4)", ["days"]) == ("Tokyo", {"days": 4})
+    assert extract_facts("Tokyo; days = 3", ["days"]) == ("Tokyo", {"days": 3})
+    assert extract_facts("Spend 3 days in Kyoto", ["days"]) == ("Spend 3 days in Kyoto",
+                                                                 {"days": 3})
+    # two bare numbers are ambiguous: no fact
+    assert extract_facts("3 days or 4 days", ["days"]) == ("3 days or 4 days", {})
+    # unrelated "x: 5" stays in the text
+    assert extract_facts("Room: 5 people", ["days"]) == ("Room: 5 people", {})
+
+
+def test_strip_markdown() -> None:
+    assert strip_markdown("**Tokyo** and __Kyoto__ with `code` and *it*") == (
+        "Tokyo and Kyoto with code and it")
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Score: 72\nReason: fine", 72),
+        ("Score: 8/10\nReason: good", 80),
+        ("I would rate this 7 out of 10.", 70),
+        ("**Score**: 85/100", 85),
+        ("90", 90),
+    ],
+)
+def test_scores(text: str, score: int) -> None:
+    assert parse_score(text) == score
+
+
+def test_score_errors() -> None:
+    with pytest.raises(OutputError, match=r"no score found"):
+        parse_score("It is a good split.")
+    with pytest.raises(OutputError, match=r"outside 0\.\.100"):
+        parse_score("Score: 450")
+
+
+def test_execution_output() -> None:
+    assert parse_execution("```\n- Book room\n- Pay deposit\n```") == "- Book room\n- Pay deposit"
+    assert parse_execution("- a\n" * 50 + "- b") == "- a\n- b"
+    with pytest.raises(OutputError, match="the answer was empty"):
+        parse_execution("  ```\n```  ")
+    assert len(parse_execution("- word\n" + "- other line\n- x\n" * 1000, max_chars=100)) <= 100
