@@ -1,4 +1,5 @@
-"""The in-memory transport: delivery, requests, and the faults it simulates."""
+"""The in-memory transport (delivery, requests, simulated faults) and the pure helpers
+of the libp2p transport (frames, the peer book). Fast: no libp2p import."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import trio
 
 from specswarm.errors import TransportError
 from specswarm.transport import MemoryTransport, Transport, open_memory_network
+from specswarm.transport._frames import FrameError, encode_frame, read_frame
+from specswarm.transport._peerbook import PeerBook, split_p2p_addr
 
 
 def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
@@ -241,3 +244,72 @@ async def test_errors_from_the_body_are_not_wrapped_in_a_group() -> None:
         async with open_memory_network(delay=0.01) as net:
             await net.add_peer("a", topic="t").publish(b"x")
             raise TransportError("plain")
+
+
+# ----- pure helpers of the libp2p transport (no libp2p import) -------------------
+
+
+def reader_of(data: bytes, chunk: int = 3) -> Callable[[int], Awaitable[bytes]]:
+    """A ``read(n)`` over ``data`` that returns at most ``chunk`` bytes at a time."""
+    buffer = bytearray(data)
+
+    async def read(n: int) -> bytes:
+        out = bytes(buffer[: min(n, chunk)])
+        del buffer[: len(out)]
+        return out
+
+    return read
+
+
+@trio_test
+async def test_frames_round_trip_in_pieces_and_reject_bad_input() -> None:
+    wire = encode_frame(b"hello") + encode_frame(b"")
+    read = reader_of(wire)
+    assert await read_frame(read) == b"hello"
+    assert await read_frame(read) == b""
+    with pytest.raises(FrameError, match="stream ended 4 bytes short of a 4-byte read"):
+        await read_frame(read)
+    with pytest.raises(FrameError, match="stream ended 2 bytes short of a 5-byte read"):
+        await read_frame(reader_of(encode_frame(b"hello")[:-2]))
+    with pytest.raises(FrameError, match="frame of 11 bytes exceeds the limit of 10"):
+        await read_frame(reader_of(encode_frame(b"x" * 11)), max_frame=10)
+    with pytest.raises(FrameError, match="frame of 11 bytes exceeds the limit of 10"):
+        encode_frame(b"x" * 11, max_frame=10)
+
+
+def test_split_p2p_addr() -> None:
+    assert split_p2p_addr("/ip4/127.0.0.1/tcp/1/p2p/QmX") == ("/ip4/127.0.0.1/tcp/1", "QmX")
+    assert split_p2p_addr("/p2p/QmX") == ("", "QmX")
+    with pytest.raises(ValueError, match=r"does not end in /p2p/<peer id>"):
+        split_p2p_addr("/ip4/127.0.0.1/tcp/1")
+
+
+def test_peerbook_backs_off_resets_and_forgets_only_non_sticky_peers() -> None:
+    book = PeerBook("me", min_backoff=1, max_backoff=4, sticky_max_backoff=2, forget_after=10)
+    assert book.add("/ip4/127.0.0.1/tcp/1/p2p/me") is None
+    assert book.add("/ip4/127.0.0.1/tcp/1/p2p/boot", sticky=True) == "boot"
+    book.add("/ip4/127.0.0.1/tcp/2/p2p/learned")
+    book.add("/ip4/127.0.0.2/tcp/2/p2p/learned")
+    assert book.due(set(), now=0) == ["boot", "learned"]
+    assert book.due({"boot"}, now=0) == ["learned"]
+    assert book.addrs_of({"learned"}) == [
+        "/ip4/127.0.0.1/tcp/2/p2p/learned",
+        "/ip4/127.0.0.2/tcp/2/p2p/learned",
+    ]
+
+    book.dialing("learned", now=0, dial_timeout=5)
+    assert book.due(set(), now=1) == ["boot"]
+    delays = []
+    for now in (0, 1, 3, 7):
+        book.failed("learned", now)
+        book.failed("boot", now)
+        delays.append((book.peers["learned"].next_try - now, book.peers["boot"].next_try - now))
+    assert delays == [(1, 1), (2, 2), (4, 2), (4, 2)]
+    assert book.next_due(set()) == 9
+
+    book.succeeded("boot")
+    book.failed("boot", 20)
+    assert book.peers["boot"].next_try == 21  # backoff reset to the minimum
+    book.failed("learned", 10)  # failing since 0: forgotten
+    book.failed("boot", 1000)
+    assert set(book.peers) == {"boot"}

@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -306,3 +307,110 @@ async def test_mdns_discovery_inside_network_namespaces() -> None:
         for ns in (ns1, ns2):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
     swarm.assert_quiet()
+
+
+@trio_test
+async def test_signals_stop_a_peer_cleanly() -> None:
+    swarm = Swarm()
+    try:
+        a = await swarm.start("a")
+        b = await swarm.start("b", "--bootstrap", a.addrs[0])
+        await b.call(cmd="wait_mesh", n=1, timeout=20)
+        a.proc.send_signal(signal.SIGINT)
+        b.proc.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await a.proc.wait() == 0
+            assert await b.proc.wait() == 0
+    finally:
+        await swarm.stop()
+    swarm.assert_quiet()
+
+
+# ----- in one process: errors, and nothing printed ----------------------------------
+
+
+@trio_test
+async def test_bad_arguments_are_named(capfd: pytest.CaptureFixture[str]) -> None:
+    from specswarm.errors import TransportError
+    from specswarm.transport.p2p import open_libp2p_transport
+
+    with pytest.raises(ValueError, match="^seed must be 32 bytes, got 3$"):
+        async with open_libp2p_transport(b"abc"):
+            pass
+    with pytest.raises(TransportError, match="^bad listen address 'garbage': "):
+        async with open_libp2p_transport(bytes(32), listen="garbage"):
+            pass
+    with pytest.raises(
+        TransportError,
+        match=r"^bad bootstrap address: address '/ip4/127.0.0.1/tcp/9' does not end in /p2p/<peer id>$",
+    ):
+        async with open_libp2p_transport(bytes(32), bootstrap=["/ip4/127.0.0.1/tcp/9"]):
+            pass
+    async with open_libp2p_transport(bytes(32)) as t:
+        port = t.addrs()[0].split("/")[4]
+        with pytest.raises(TransportError, match=f"^cannot listen on /ip4/127.0.0.1/tcp/{port}: "):
+            async with open_libp2p_transport(bytes([1]) * 32, listen=f"/ip4/127.0.0.1/tcp/{port}"):
+                pass
+        with pytest.raises(TransportError, match="^cannot publish before subscribing to a topic$"):
+            await t.publish(b"x")
+    assert capfd.readouterr() == ("", "")
+
+
+@trio_test
+async def test_request_failures_are_transport_errors(capfd: pytest.CaptureFixture[str]) -> None:
+    from specswarm.errors import TransportError
+    from specswarm.transport.p2p import open_libp2p_transport, peer_id_from_seed
+
+    async with (
+        open_libp2p_transport(bytes([1]) * 32, topic="t") as a,
+        open_libp2p_transport(bytes([2]) * 32, topic="t", bootstrap=a.addrs()) as b,
+    ):
+        await b.wait_for_peers(1, timeout=20)
+        with pytest.raises(TransportError, match=f"^request to {a.local_id} failed: "):
+            await b.request(a.local_id, b"no handler yet")
+
+        async def handler(sender: str, data: bytes) -> bytes:
+            if data == b"slow":
+                await trio.sleep(5)
+            if data == b"boom":
+                raise RuntimeError("handler bug")
+            return sender.encode()
+
+        a.set_request_handler(handler)
+        assert await b.request(a.local_id, b"who am I") == b.local_id.encode()
+        with pytest.raises(TransportError, match=f"^request to {a.local_id} failed: "):
+            await b.request(a.local_id, b"boom")
+        with pytest.raises(TransportError, match=f"^request to {a.local_id} timed out after 0.2 s$"):
+            await b.request(a.local_id, b"slow", timeout=0.2)
+        stranger = peer_id_from_seed(bytes([3]) * 32)
+        with pytest.raises(TransportError, match=f"^request to {stranger} failed: "):
+            await b.request(stranger, b"?", timeout=5)
+        with pytest.raises(TransportError, match="^bad peer id '0OIl'$"):
+            await b.request("0OIl", b"?")
+        assert (b.stats.requests_made, b.stats.requests_failed) == (6, 5)
+        assert a.stats.requests_served == 1
+    assert capfd.readouterr() == ("", "")
+
+
+@trio_test
+async def test_cancellation_shuts_down_quietly(capfd: pytest.CaptureFixture[str]) -> None:
+    from specswarm.transport.p2p import open_libp2p_transport
+
+    with trio.move_on_after(20) as outer:
+        async with trio.open_nursery() as nursery:
+
+            async def peer(n: int, bootstrap: list[str], task_status: Any) -> None:
+                async with open_libp2p_transport(bytes([n]) * 32, bootstrap=bootstrap, topic="t") as t:
+                    task_status.started(t)
+                    await trio.sleep_forever()
+
+            a = await nursery.start(peer, 1, [])
+            b = await nursery.start(peer, 2, a.addrs())
+            await b.wait_for_mesh(timeout=15)
+            await a.wait_for_mesh(timeout=15)
+            await a.publish(b"bye")
+            with trio.fail_after(10):
+                assert await b.incoming().receive() == (a.local_id, b"bye")
+            nursery.cancel_scope.cancel()
+    assert not outer.cancelled_caught
+    assert capfd.readouterr() == ("", "")

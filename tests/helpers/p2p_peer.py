@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 
@@ -83,10 +84,15 @@ async def serve(args: argparse.Namespace) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(forward)
             emit(event="ready", id=t.local_id, addrs=t.addrs())
-            stdin = trio.wrap_file(sys.stdin)
-            async for line in stdin:
-                if line.strip():
-                    nursery.start_soon(command, json.loads(line))
+            # A cancellable stdin (trio.wrap_file's reader thread would ignore signals).
+            stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+            buffer = b""
+            async for chunk in stdin:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        nursery.start_soon(command, json.loads(line))
             nursery.cancel_scope.cancel()
 
 
