@@ -37,7 +37,7 @@ class Role(str, Enum):
 
 def _fail(message: str, code: int) -> NoReturn:
     typer.secho(message, fg=typer.colors.RED, err=True)
-    raise typer.Exit(code)
+    sys.exit(code)
 
 
 def _write_output(text: str, out: Path | None) -> None:
@@ -100,12 +100,13 @@ def plan(
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before giving up (default: the spec's budget).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue from an event log written by --events.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
+    report: Annotated[Path | None, typer.Option("--report", help="Write a JSON run report here (digests per peer, counters, timings).")] = None,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.launcher import run_plan
 
     code = run_plan(spec, fmt=format.value if format else None, out=out, events_path=events,
-                    timeout=timeout, resume=resume, quiet=quiet)
+                    timeout=timeout, resume=resume, quiet=quiet, report=report)
     raise typer.Exit(code)
 
 

@@ -160,10 +160,25 @@ def parse_event(data: bytes | str | Mapping[str, Any], run: str | None = None) -
     raw = canonical_bytes(unsigned)
     if not verify_signature(pub, DOMAIN + raw, sig):
         raise EventError("bad signature: not signed by its author, or tampered")
-    if obj["kind"] == "run" and run_id_for(obj["body"]) != obj["run"]:
-        raise EventError("run event: its run id is not the hash of its body")
+    if obj["kind"] == "run":
+        if run_id_for(obj["body"]) != obj["run"]:
+            raise EventError("run event: its run id is not the hash of its body")
+        _check_run_spec(obj["body"]["spec"])
     return Event(run=obj["run"], kind=obj["kind"], author=obj["author"], lamport=obj["lamport"],
                  body=obj["body"], sig=obj["sig"], id=sha256_hex(raw))
+
+
+def _check_run_spec(spec: Mapping[str, Any]) -> None:
+    """A run event's spec must be a valid normalized goal spec (it drives every peer)."""
+    from specswarm.errors import SpecError
+    from specswarm.spec import spec_from_json
+
+    try:
+        spec_from_json(spec)
+    except SpecError as exc:
+        first = exc.problems[0] if exc.problems else None
+        raise EventError(f"run event: invalid spec: {first.path}: {first.message}" if first
+                         else "run event: invalid spec") from None
 
 
 # -- event logs (JSON lines) ----------------------------------------------------------

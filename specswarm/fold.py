@@ -270,7 +270,7 @@ class FoldState:
         self._all_joins: dict[str, list[Event]] = {}
         self._proposals: dict[str, Event] = {}
         self._proposals_by_node: dict[str, set[str]] = {}
-        self._votes: dict[str, dict[str, Event]] = {}  # proposal -> author -> least vote
+        self._votes: dict[str, dict[tuple[str, str], Event]] = {}  # proposal -> (author, run) -> least
         self._claims: dict[str, dict[str, Event]] = {}  # leaf -> claim id -> claim
         self._results: dict[str, dict[str, Event]] = {}  # leaf -> result id -> result
         self._counts: dict[str, int] = {}
@@ -317,7 +317,8 @@ class FoldState:
         elif kind == "vote":
             pid = body["proposal"]
             per_author = self._votes.setdefault(pid, {})
-            per_author[event.author] = _least(per_author.get(event.author), event)
+            key = (event.author, event.run)  # a foreign run's vote must not hide this run's one
+            per_author[key] = _least(per_author.get(key), event)
             prop = self._proposals.get(pid)
             if prop is not None:
                 self._decisions.pop(prop.body["node"], None)
@@ -433,8 +434,8 @@ class FoldState:
             prop = self._proposals[pid]
             if roles.get(prop.author) != "decomposer" or prop.run != run:
                 continue
-            votes = sorted((v for a, v in self._votes.get(pid, {}).items()
-                            if roles.get(a) == "scorer" and v.run == run), key=lambda v: v.order)
+            votes = sorted((v for (a, r), v in self._votes.get(pid, {}).items()
+                            if r == run and roles.get(a) == "scorer"), key=lambda v: v.order)
             approvals = [v for v in votes if v.body["approve"]]
             rejections = len(votes) - len(approvals)
             mean = (sum(v.body["score"] for v in votes) * 1000 // len(votes)) if votes else None

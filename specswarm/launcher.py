@@ -169,8 +169,26 @@ def diagnose(plan: Plan, peers: list[PeerProc]) -> list[str]:
     return reasons
 
 
+def write_report(path: Path, plan: Plan, peers: list[PeerProc], code: int, wall: float,
+                 reasons: list[str]) -> None:
+    """A machine-readable summary of the run (for CI jobs and tests)."""
+    report = {
+        "run_id": plan.run_id, "digest": plan.digest, "complete": plan.complete, "exit_code": code,
+        "wall_seconds": round(wall, 3), "events": event_count(plan), "progress": plan.progress(),
+        "stuck": reasons,
+        "peers": [{"name": p.name, "role": p.role, "peer_id": p.identity.peer_id,
+                   "digest": p.status.get("digest"), "complete": p.status.get("complete"),
+                   "events": p.status.get("events"), "counters": p.status.get("counters", {}),
+                   "transport": p.status.get("transport", {}), "exit": p.exited,
+                   "pid": p.proc.pid if p.proc else None,
+                   "log": str(p.log)} for p in peers],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
 def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path: Path | None,
-             timeout: float | None, resume: Path | None, quiet: bool) -> int:
+             timeout: float | None, resume: Path | None, quiet: bool, report: Path | None = None) -> int:
     from specswarm.spec import load_spec
 
     spec = load_spec(spec_path)
@@ -251,6 +269,8 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
         write_event_log(sorted(state.events(), key=lambda e: e.order), fh)
     final = state.plan()
     summary = _summary(final, peers, progress)
+    if report is not None:
+        write_report(report, final, peers, code, time.monotonic() - progress.started, reasons)
     if code == 0:
         from specswarm.render import render_plan
 

@@ -92,8 +92,11 @@ class _ModelRole:
         try:
             if _is_async(fn):
                 result = await fn(model, *args, **kwargs)  # type: ignore[misc]
-            else:
+            elif getattr(model, "name", "") in ("scripted",) or type(model).__name__ == "ReplayModel":
                 result = await trio.to_thread.run_sync(lambda: fn(model, *args, **kwargs))
+            else:
+                result = await trio.to_thread.run_sync(
+                    lambda: _on_machine_slot(lambda: fn(model, *args, **kwargs)), abandon_on_cancel=True)
         except ModelError as exc:
             node.counters.model_failures += 1
             self.failures[key] = str(exc)
@@ -104,6 +107,31 @@ class _ModelRole:
             node.counters.model_seconds += time.monotonic() - started
         self.failures.pop(key, None)
         return result  # type: ignore[return-value]
+
+
+def _machine_slot_path() -> Any:
+    from specswarm.model.assets import cache_dir
+
+    path = cache_dir() / "generation.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _on_machine_slot(fn: Callable[[], T]) -> T:
+    """Run ``fn`` holding the machine-wide generation lock (a file lock shared by every peer
+    process of this user): on a small machine, one generation at a time using every core
+    finishes sooner than several fighting over them. Off with SPECSWARM_MACHINE_LOCK=0."""
+    import fcntl
+    import os
+
+    if os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
+        return fn()
+    with open(_machine_slot_path(), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            return fn()
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _is_async(fn: Any) -> bool:

@@ -16,16 +16,27 @@ from specswarm.fold import FoldState, child_id
 from specswarm.identity import Identity
 
 
+_STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ node.title }}{% endblock %}"
+
+
 def minimal_spec(**overrides: Any) -> dict[str, Any]:
-    """A normalized spec with only what the fold reads (tests that do not go through spec.py)."""
+    """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts."""
     spec: dict[str, Any] = {
         "version": 1, "name": "synthetic", "goal": "Plan a weekend in Lisbon",
         "context": "Two adults, spring.", "constraints": [], "quorum": "majority",
         "roles": {"decomposer": {"count": 2, "strategies": ["by place", "by day"]},
                   "scorer": {"count": 3}, "executor": {"count": 2}, "observer": {"count": 1}},
-        "prompts": {}, "tree": {"max_depth": 2, "min_children": 2, "max_children": 6,
-                                "max_revisions": 2, "approve_threshold": 60},
+        "prompts": {k: _STUB_PROMPT for k in ("decompose", "refine", "score", "execute")},
+        "tree": {"max_depth": 2, "min_children": 2, "max_children": 6, "max_revisions": 2,
+                 "approve_threshold": 60},
+        "model": {"backend": "scripted", "file": None, "name": None, "temperature": 0.0, "top_k": 1,
+                  "seed": 42, "repeat_penalty": 1.1, "threads": 2, "cassette": None,
+                  "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
+                  "model_weight": 0.2},
+        "network": {"listen": "/ip4/127.0.0.1/tcp/0", "bootstrap": [], "mdns": False, "topic": None},
         "access": {"mode": "open", "peers": [], "secret_env": "SPECSWARM_SECRET"},
+        "budget": {"seconds": 900, "settle_seconds": 1.0, "claim_timeout": 180},
+        "output": {"format": "markdown", "template": None},
     }
     spec.update(overrides)
     return spec
