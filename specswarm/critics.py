@@ -64,6 +64,7 @@ who whom why will with would you your yours via per within without must may migh
 
 GENERIC_TERMS = _wordset("""
 plan planning goal goals task tasks make create step steps part parts phase overall thing
+one two three four five six seven eight nine ten eleven twelve
 """)
 """Planning filler: ignored when measuring coverage of the parent."""
 
@@ -198,10 +199,11 @@ def vague_reason(child: Any) -> str | None:
     """Why a child is vague, or None when it looks concrete."""
     title = str(_get(child, "title", ""))
     title_words = words(title)
-    hits = sorted(set(title_words) & VAGUE_WORDS)
-    if hits:
-        return f"vague word {hits[0]!r}"
     content = [w for w in title_words if w not in STOPWORDS]
+    hits = sorted(set(title_words) & VAGUE_WORDS)
+    # "Other activities" is vague; "Try sushi, ramen and other Japanese dishes" is not.
+    if hits and len([w for w in content if w not in VAGUE_WORDS]) < 3:
+        return f"vague word {hits[0]!r}"
     if len(content) < 2:
         return "title too short"
     text = _text(child)

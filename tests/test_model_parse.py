@@ -36,11 +36,13 @@ def test_plain_bullets_with_title_detail_split() -> None:
         - Tokyo: Shinjuku, Asakusa and Tsukiji
         - Kyoto — temples and gardens
         - Osaka - street food in Dotonbori
+        - Travel to Nara for 2 days; feed the deer
         """)
     assert got == [
         Child("Tokyo", "Shinjuku, Asakusa and Tsukiji"),
         Child("Kyoto", "temples and gardens"),
         Child("Osaka", "street food in Dotonbori"),
+        Child("Travel to Nara for 2 days", "feed the deer"),
     ]
 
 
@@ -159,6 +161,8 @@ def test_leaves_flag_is_set_when_asked() -> None:
 def test_fact_extraction_forms() -> None:
     assert extract_facts("Tokyo (days: 4)", ["days"]) == ("Tokyo", {"days": 4})
     assert extract_facts("Tokyo; days = 3", ["days"]) == ("Tokyo", {"days": 3})
+    assert extract_facts("Tokyo (days: 2); Nikko (days: 1)", ["days"]) == ("Tokyo; Nikko",
+                                                                          {"days": 3})
     assert extract_facts("Spend 3 days in Kyoto", ["days"]) == ("Spend 3 days in Kyoto",
                                                                  {"days": 3})
     # two bare numbers are ambiguous: no fact

@@ -142,8 +142,8 @@ class Gpt4AllModel:
             tokens += 1
             pieces.append(piece)
             text = "".join(pieces)
-            return not (cut_at_stop(text, stops)[1] or (piece.endswith("\n") or "\n" in piece)
-                        and is_looping(text))
+            stopped = cut_at_stop(text, stops)[1]
+            return not (stopped or ("\n" in piece and is_looping(text)))
 
         started = time.perf_counter()
         try:

@@ -65,7 +65,7 @@ _BULLET = re.compile(
         )(?P<body>.*\S)\s*$""",
     re.X | re.I,
 )
-_SEPARATORS = (": ", " — ", " – ", " - ", " -- ", " | ")
+_SEPARATORS = (": ", " — ", " – ", " - ", " -- ", " | ", "; ")
 _LABEL = re.compile(r"^(?:step|part|phase|stage|item|option)\s*\d{1,2}$", re.I)
 _FACT = re.compile(r"\(?\b([A-Za-z_]\w{0,30})\s*[:=]\s*(\d{1,6})\b\)?")
 
@@ -234,8 +234,8 @@ def _split_title(item: str) -> tuple[str, str]:
 def extract_facts(text: str, fields: Iterable[str]) -> tuple[str, dict[str, int | str]]:
     """Pull ``field: N`` facts (e.g. ``(days: 3)``) out of ``text``; return the cleaned text.
 
-    Also accepts ``N field`` (``3 days``) when it occurs exactly once and no
-    explicit ``field: N`` was given.
+    Several explicit facts for one field add up. Also accepts ``N field``
+    (``3 days``) when it occurs exactly once and no explicit ``field: N`` was given.
     """
     wanted = {f.lower(): f for f in fields}
     facts: dict[str, int | str] = {}
@@ -245,7 +245,8 @@ def extract_facts(text: str, fields: Iterable[str]) -> tuple[str, dict[str, int 
         if name in wanted or name.rstrip("s") in {w.rstrip("s") for w in wanted}:
             key = wanted.get(name) or next(w for w in wanted.values()
                                              if w.lower().rstrip("s") == name.rstrip("s"))
-            facts[key] = int(m.group(2))
+            # "Tokyo (days: 2); Nikko (days: 1)" states 3 days for this part.
+            facts[key] = int(facts.get(key, 0)) + int(m.group(2))
             return ""
         return m.group(0)
 
