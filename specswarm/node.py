@@ -63,12 +63,19 @@ class NodeCounters:
     model_failures: int = 0
     model_tokens: int = 0
     model_seconds: float = 0.0
+    """Wall time inside model tasks (waiting for the machine-wide generation slot included)."""
+    model_generations: int = 0
+    """Generations (a task retried after a bad answer makes several)."""
+    model_gen_seconds: float = 0.0
+    """Time the model itself spent generating (sum of Generation.seconds; 0 for scripted/replay)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"published": self.published, "applied": self.applied, "duplicates": self.duplicates,
                 "dropped": dict(self.dropped), "syncs": self.syncs, "synced_events": self.synced_events,
                 "model_calls": self.model_calls, "model_failures": self.model_failures,
-                "model_tokens": self.model_tokens, "model_seconds": round(self.model_seconds, 2)}
+                "model_tokens": self.model_tokens, "model_seconds": round(self.model_seconds, 2),
+                "model_generations": self.model_generations,
+                "model_gen_seconds": round(self.model_gen_seconds, 2)}
 
 
 def _reason_class(reason: str) -> str:

@@ -86,13 +86,14 @@ class _ModelRole:
     async def think(self, node: Node, key: str, fn: Callable[..., T | Awaitable[T]], *args: Any,
                     **kwargs: Any) -> T | None:
         """Run one model task (sync tasks run in a worker thread); None (counted) on failure."""
-        model = await self.model()
+        raw = await self.model()
+        model = _CountingModel(raw, node)
         node.counters.model_calls += 1
         started = time.monotonic()
         try:
             if _is_async(fn):
                 result = await fn(model, *args, **kwargs)  # type: ignore[misc]
-            elif getattr(model, "name", "") in ("scripted",) or type(model).__name__ == "ReplayModel":
+            elif getattr(raw, "name", "") in ("scripted",) or type(raw).__name__ == "ReplayModel":
                 result = await trio.to_thread.run_sync(lambda: fn(model, *args, **kwargs))
             else:
                 result = await trio.to_thread.run_sync(
@@ -107,6 +108,26 @@ class _ModelRole:
             node.counters.model_seconds += time.monotonic() - started
         self.failures.pop(key, None)
         return result  # type: ignore[return-value]
+
+
+class _CountingModel:
+    """Passes generations through to the real model, adding each one's tokens and time
+    to the node's counters (model_tokens, model_generations, model_gen_seconds)."""
+
+    def __init__(self, inner: Model, node: Node) -> None:
+        self._inner = inner
+        self._counters = node.counters
+        self.name = inner.name
+
+    def generate(self, req: Any) -> Any:
+        gen = self._inner.generate(req)
+        self._counters.model_generations += 1
+        self._counters.model_tokens += int(gen.tokens)
+        self._counters.model_gen_seconds += float(gen.seconds)
+        return gen
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
 
 
 def _machine_slot_path() -> Any:
