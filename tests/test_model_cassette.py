@@ -1,0 +1,51 @@
+"""Real answers of the embedded model, replayed: the whole task pipeline on true model text.
+
+``tests/cassettes/real_japan.jsonl`` was recorded from the default model
+(Qwen2.5-Coder-1.5B Q4_K_M, gpt4all, greedy) with the default prompt
+templates. If a template changes, the prompts change and these tests fail
+with a ReplayMissError naming the prompt: re-record the cassette then.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specswarm.critics import check_split, combine
+from specswarm.model import STATS, ReplayModel, decompose, execute, rate
+
+from .test_model_tasks import GOAL, ROOT, make_spec
+
+CASSETTE = Path(__file__).parent / "cassettes" / "real_japan.jsonl"
+
+
+def spec() -> dict:
+    s = make_spec()
+    s["model"]["backend"] = "replay"
+    s["model"]["cassette"] = str(CASSETTE)
+    return s
+
+
+def test_real_decompose_rate_execute_replayed() -> None:
+    STATS.reset()
+    model = ReplayModel(CASSETTE)
+    assert model.name == "replay:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    kids = decompose(model, spec(), ROOT, [], [], "geography", [])
+    # The model's days add up to 16, not 14; two retries did not fix that, so the
+    # last well-formed split is returned and the scorers' sum check will reject it.
+    assert [(c.title, c.facts) for c in kids] == [
+        ("Travel to Tokyo for 7 days", {"days": 7}),
+        ("Visit Kyoto for 6 days", {"days": 6}),
+        ("Explore local cuisine in Kyoto", {"days": 2}),
+        ("Relax at a local hotel or resort in Tokyo", {"days": 1}),
+    ]
+    assert STATS.snapshot()["retries"] == 2
+    checks = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in kids])}
+    assert checks["constraints"].note == "days add up to 16, expected 14"
+    model_score = rate(model, spec(), ROOT, kids)
+    assert model_score is not None and model_score >= 70  # the model likes it anyway
+    score, approve = combine(list(checks.values()), model_score, 0.2)
+    assert approve is False
+    out = execute(model, spec(), {"id": "x", "title": kids[0].title, "detail": kids[0].detail,
+                                  "depth": 1}, [ROOT])
+    assert out.startswith("- ") and "Tokyo" in out
+    assert GOAL in model._records[next(iter(model._records))]["prompt"]
