@@ -524,6 +524,15 @@ def _parse_multiaddr(addr: str, what: str) -> multiaddr.Multiaddr:
         raise TransportError(f"bad {what} {addr!r}: {_describe(exc)}") from None
 
 
+def _is_teardown_race(exc: BaseException) -> bool:
+    """py-libp2p services may still try to spawn a task while they shut down."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_teardown_race(e) for e in exc.exceptions)
+    return (isinstance(exc, RuntimeError) and "closed to new arrivals" in str(exc)) or (
+        type(exc).__name__ == "LifecycleError"
+    )
+
+
 def _check_port_free(listen: str, addr: multiaddr.Multiaddr) -> None:
     """Refuse a fixed port that another process holds.
 
@@ -606,7 +615,7 @@ async def open_libp2p_transport(
         from libp2p.discovery.events.peerDiscovery import peerDiscovery as discovery
 
         discovery.register_peer_discovered_handler(transport._on_mdns_peer)
-    started = False
+    started = closing = False
     try:
         async with (
             unwrap_single_group(),
@@ -628,6 +637,7 @@ async def open_libp2p_transport(
             try:
                 yield transport
             finally:
+                closing = True
                 transport._token = None
                 transport._incoming_send.close()
                 nursery.cancel_scope.cancel()
@@ -635,6 +645,10 @@ async def open_libp2p_transport(
         if started:
             raise
         raise TransportError(f"cannot listen on {listen}: {exc}") from None
+    except BaseException as exc:
+        if not (closing and _is_teardown_race(exc)):
+            raise
+        log.debug("ignored a libp2p teardown race: %r", exc)
     finally:
         if discovery is not None:
             discovery.unregister_peer_discovered_handler(transport._on_mdns_peer)
