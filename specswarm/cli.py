@@ -41,12 +41,10 @@ def _fail(message: str, code: int) -> NoReturn:
 
 
 def _write_output(text: str, out: Path | None) -> None:
-    if out is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+    from specswarm.render import write_output
+
+    write_output(text, out)
+    if out is not None:
         typer.echo(f"wrote {out}", err=True)
 
 

@@ -160,7 +160,7 @@ async def _main(role: str, identity: Identity, run_event: Event | None, admissio
 
 async def _observe_until_complete(node: Any, fmt: str, out: Path | None) -> None:
     from specswarm.observe import tree_text
-    from specswarm.render import render_plan
+    from specswarm.render import render_plan, write_output
 
     last = None
     while True:
@@ -169,13 +169,9 @@ async def _observe_until_complete(node: Any, fmt: str, out: Path | None) -> None
             last = plan.digest
             print(tree_text(plan), file=sys.stderr, flush=True)
         if plan.complete:
-            text = render_plan(plan, fmt)
+            write_output(render_plan(plan, fmt), out)
             if out:
-                out.write_text(text, encoding="utf-8")
                 print(f"wrote {out}", file=sys.stderr)
-            else:
-                sys.stdout.write(text)
-                sys.stdout.flush()
             return
         await node.wait_changed(2.0)
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from functools import cache
@@ -373,3 +374,14 @@ def _finish(text: str) -> str:
 
 __all__ = ["FORMATS", "PlanSchemaError", "TemplateError", "build_context", "check_plan_json",
            "render_json", "render_plan"]
+
+
+def write_output(text: str, out: Path | None) -> None:
+    """Write a rendered plan to ``out`` (parents created) or to stdout, ending with a newline."""
+    text = text if text.endswith("\n") else text + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")

@@ -360,8 +360,10 @@ def make_role(role: str, spec: Mapping[str, Any], model_factory: Callable[[], Mo
               strategy: str | None = None) -> Any:
     budget = spec.get("budget", {})
     if role == "decomposer":
+        # a live owner that is merely slow (queued behind other generations) keeps its node for
+        # as long as an executor keeps a claim; a disconnected owner loses it at once
         return Decomposer(model_factory, strategy or "by parts",
-                          takeover_seconds=float(budget.get("takeover_seconds", 45.0)))
+                          takeover_seconds=float(budget.get("claim_timeout", 180.0)))
     if role == "scorer":
         return Scorer(model_factory)
     if role == "executor":

@@ -15,7 +15,6 @@ from specswarm.events import Event, admit, make_event, make_run_event
 from specswarm.fold import FoldState, child_id
 from specswarm.identity import Identity
 
-
 _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ node.title }}{% endblock %}"
 
 
