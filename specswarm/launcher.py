@@ -272,15 +272,9 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
     if report is not None:
         write_report(report, final, peers, code, time.monotonic() - progress.started, reasons)
     if code == 0:
-        from specswarm.render import render_plan
+        from specswarm.render import render_plan, write_output
 
-        text = render_plan(final, fmt, spec_json.get("output", {}).get("template"))
-        if out is None:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-            sys.stdout.flush()
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
+        write_output(render_plan(final, fmt, spec_json.get("output", {}).get("template")), out)
         progress.say(f"plan complete: digest {final.digest[:16]}; {summary}")
         progress.say(f"events: {events_path}" + (f"; plan: {out}" if out else ""))
         return 0
@@ -371,23 +365,36 @@ def _tail(path: Path, state: FoldState, offsets: dict[Path, int]) -> None:
             state.apply(event)
 
 
-async def _run_peer(p: PeerProc, boot: list[str], run_event: Event, admission_key: Identity,
-                    run_file: Path, preload_file: Path | None,
-                    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+def peer_command(p: PeerProc, boot: list[str], run_file: Path, admission: str | None,
+                 preload_file: Path | None = None) -> list[str]:
+    """The ``specswarm peer`` command line of a launched peer (writes its key file beside its log).
+
+    ``admission`` is the join's admission signature (None: the peer has none, or derives it
+    from ``SPECSWARM_SECRET``). Also used by the chaos test harness (tests/chaos.py).
+    """
     key_file = p.log.with_suffix(".key")
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(p.identity.seed.hex())
     cmd = [sys.executable, "-m", "specswarm", "peer", "--role", p.role, "--run-file", str(run_file),
            "--key", str(key_file), "--listen", f"/ip4/127.0.0.1/tcp/{p.port}", "--json-status",
-           "--events", str(p.events),
-           "--admission", admit(admission_key, run_event.run, p.identity.peer_id, p.role)]
+           "--events", str(p.events)]
+    if admission is not None:
+        cmd += ["--admission", admission]
     for b in boot:
         cmd += ["--join", b]
     if p.strategy:
         cmd += ["--strategy", p.strategy]
     if preload_file:
         cmd += ["--preload", str(preload_file)]
+    return cmd
+
+
+async def _run_peer(p: PeerProc, boot: list[str], run_event: Event, admission_key: Identity,
+                    run_file: Path, preload_file: Path | None,
+                    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    cmd = peer_command(p, boot, run_file, admit(admission_key, run_event.run, p.identity.peer_id, p.role),
+                       preload_file)
     log = open(p.log, "wb")
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")

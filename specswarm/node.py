@@ -40,6 +40,29 @@ ID_PREFIX = 16
 GET_BATCH = 200
 ANNOUNCE_INTERVAL = 1.0
 
+TEST_LOSS_ENV = "SPECSWARM_TEST_GOSSIP_LOSS"
+"""TEST ONLY: a fraction in [0, 1) of received gossip messages (events and announcements) that
+a node drops on arrival, before applying them, as if the network had lost them; counted as
+``dropped["test loss"]``. The RNG is seeded by ``SPECSWARM_TEST_GOSSIP_SEED`` (default 0) and the
+peer id, so a chaos run is repeatable. Anti-entropy (request/response) is never dropped: it is
+what must repair the loss. Unset in normal use."""
+
+
+def _test_loss_from_env(peer_id: str) -> tuple[float, random.Random | None]:
+    import os
+
+    raw = os.environ.get(TEST_LOSS_ENV)
+    if not raw:
+        return 0.0, None
+    loss = float(raw)
+    if not 0.0 <= loss < 1.0:
+        raise ValueError(f"{TEST_LOSS_ENV} must be in [0, 1), got {raw!r}")
+    seed = os.environ.get("SPECSWARM_TEST_GOSSIP_SEED", "0")
+    log.warning("test-only gossip loss %.2f is on (seed %s)", loss, seed)
+    return loss, random.Random(f"{seed}:{peer_id}")
+SYNC_MIN_INTERVAL = 2.0
+"""Seconds between two anti-entropy pulls from the same peer."""
+
 
 class Role(Protocol):
     name: str
@@ -60,6 +83,8 @@ class NodeCounters:
     syncs: int = 0
     synced_events: int = 0
     model_calls: int = 0
+    model_reused: int = 0
+    """Model ratings taken from another scorer's vote instead of generating the same one again."""
     model_failures: int = 0
     model_tokens: int = 0
     model_seconds: float = 0.0
@@ -68,14 +93,23 @@ class NodeCounters:
     """Generations (a task retried after a bad answer makes several)."""
     model_gen_seconds: float = 0.0
     """Time the model itself spent generating (sum of Generation.seconds; 0 for scripted/replay)."""
+    announces: int = 0
+    """``have`` announcements published (anti-entropy gossip)."""
+    sync_requests: int = 0
+    """Anti-entropy requests this node made (inv + get)."""
+    sync_bytes: int = 0
+    """Bytes of those requests and their responses."""
 
     def to_json(self) -> dict[str, Any]:
         return {"published": self.published, "applied": self.applied, "duplicates": self.duplicates,
                 "dropped": dict(self.dropped), "syncs": self.syncs, "synced_events": self.synced_events,
-                "model_calls": self.model_calls, "model_failures": self.model_failures,
+                "model_calls": self.model_calls, "model_reused": self.model_reused,
+                "model_failures": self.model_failures,
                 "model_tokens": self.model_tokens, "model_seconds": round(self.model_seconds, 2),
                 "model_generations": self.model_generations,
-                "model_gen_seconds": round(self.model_gen_seconds, 2)}
+                "model_gen_seconds": round(self.model_gen_seconds, 2),
+                "announces": self.announces, "sync_requests": self.sync_requests,
+                "sync_bytes": self.sync_bytes}
 
 
 def _reason_class(reason: str) -> str:
@@ -124,11 +158,13 @@ class Node:
         self._pending_run = run_event
         self._syncing: set[str] = set()
         self._peer_have: dict[str, tuple[int, str, float]] = {}
+        self._last_sync: dict[str, float] = {}
         self._xor = 0
         self.first_seen: dict[str, float] = {}
         """Local monotonic time at which a node/claim id was first seen (for takeovers)."""
         self.last_connected: dict[str, float] = {}
         self.ready = trio.Event()
+        self._test_loss, self._test_loss_rng = _test_loss_from_env(identity.peer_id)
 
     # -- identity & state ------------------------------------------------------------------
     @property
@@ -242,12 +278,12 @@ class Node:
         self._syncing.add(peer)
         new = 0
         try:
-            inv = json.loads(await self.transport.request(peer, b'{"t":"inv"}'))
+            inv = json.loads(await self._sync_request(peer, b'{"t":"inv"}'))
             have = {e[:ID_PREFIX] for e in self.state.ids}
             missing = [i for i in inv.get("ids", []) if isinstance(i, str) and i not in have]
             for start in range(0, len(missing), GET_BATCH):
                 batch = missing[start:start + GET_BATCH]
-                resp = json.loads(await self.transport.request(peer, _dumps({"t": "get", "ids": batch})))
+                resp = json.loads(await self._sync_request(peer, _dumps({"t": "get", "ids": batch})))
                 for raw in resp.get("events", []):
                     event, reason = check_event(raw, self.run_id)
                     if event is None:
@@ -261,6 +297,13 @@ class Node:
         finally:
             self._syncing.discard(peer)
         return new
+
+    async def _sync_request(self, peer: str, data: bytes) -> bytes:
+        self.counters.sync_requests += 1
+        self.counters.sync_bytes += len(data)
+        resp = await self.transport.request(peer, data)
+        self.counters.sync_bytes += len(resp)
+        return resp
 
     async def learn_run(self, timeout: float) -> Event:
         """Ask connected peers for the run event until one answers (a peer that only has --join)."""
@@ -281,6 +324,9 @@ class Node:
     # -- loops --------------------------------------------------------------------------------
     async def _receive_loop(self, nursery: trio.Nursery) -> None:
         async for sender, data in self.transport.incoming():
+            if self._test_loss_rng is not None and self._test_loss_rng.random() < self._test_loss:
+                self.counters.dropped["test loss"] += 1  # TEST ONLY: see TEST_LOSS_ENV
+                continue
             try:
                 msg = json.loads(data)
             except (ValueError, UnicodeDecodeError):
@@ -303,12 +349,16 @@ class Node:
         now = time.monotonic()
         prev = self._peer_have.get(sender)
         self._peer_have[sender] = (n, d, now)
-        if d == self.set_digest():
+        if d == self.set_digest() or now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL:
             return
-        # Pull when the peer holds more than we do, or its (different) set has stopped
-        # changing: then the difference is not just gossip still in flight.
-        stable = prev is not None and prev[0] == n
-        if n > len(self.state) or stable:
+        # Pull only when the difference is not just gossip still in flight: the peer already
+        # held more than we hold now one announcement ago, or its (different) set is not changing.
+        # A fresh joiner (almost nothing yet) pulls at once.
+        behind = prev is not None and prev[0] > len(self.state)
+        stable = prev is not None and prev[0] == n and prev[1] == d
+        fresh = len(self.state) <= 2 and n > len(self.state)
+        if behind or stable or fresh:
+            self._last_sync[sender] = now
             nursery.start_soon(self.sync_with, sender)
 
     async def _announce_loop(self) -> None:
@@ -321,6 +371,7 @@ class Node:
                 continue  # the observer never speaks; it still pulls when others announce
             msg = {"t": "have", "n": len(self.state), "d": self.set_digest()}
             try:
+                self.counters.announces += 1
                 await self.transport.publish(_dumps(msg))
             except TransportError:
                 pass

@@ -1,0 +1,474 @@
+"""Chaos harness: real ``specswarm peer`` processes on loopback (real libp2p, scripted model).
+
+A :class:`ChaosSwarm` builds a run (run event, admission key, seeded identities), starts peers
+as separate OS processes exactly as ``specswarm plan`` does (:func:`specswarm.launcher.peer_command`),
+reads their JSON status lines in background threads, can SIGKILL any of them, and waits for
+*conditions* (over status lines and the peers' event logs) — never for a fixed time.
+
+The scenarios live here too (plain functions, one per kind of fault), so that both the pytest
+suite (tests/test_chaos.py) and ``bench/chaos_report.py`` run the very same code. A scenario
+raises AssertionError when an invariant breaks and returns a short dict of what happened.
+
+Invariants checked after every fault: the plan converges; every surviving peer and the observer
+report one and the same complete digest; the observer's event log folds to that digest; and
+every proposal that was accepted when the fault struck is still accepted at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specswarm.events import Event, admit, check_event, make_run_event
+from specswarm.fold import FoldState, Plan
+from specswarm.identity import Identity
+from specswarm.launcher import PeerProc, _free_port, peer_command
+from tests.swarmkit import swarm_spec
+
+CONVERGE_TIMEOUT = 120.0
+START_TIMEOUT = 60.0
+DEFAULT = object()
+
+
+def chaos_seeds() -> list[int]:
+    """Seeds from ``SPECSWARM_CHAOS_SEEDS``: a count N (seeds 0..N-1) or a comma list; default 2."""
+    raw = os.environ.get("SPECSWARM_CHAOS_SEEDS", "2").strip()
+    if "," in raw:
+        return [int(s) for s in raw.split(",") if s.strip()]
+    return list(range(int(raw)))
+
+
+@dataclass
+class ChaosPeer:
+    spec: PeerProc
+    popen: subprocess.Popen[bytes]
+    status: dict[str, Any] = field(default_factory=dict)
+    lines: int = 0
+    killed: bool = False
+    reader: threading.Thread | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def role(self) -> str:
+        return self.spec.role
+
+    @property
+    def peer_id(self) -> str:
+        return self.spec.identity.peer_id
+
+    @property
+    def alive(self) -> bool:
+        return not self.killed and self.popen.poll() is None
+
+    def published(self) -> int:
+        return int(self.status.get("counters", {}).get("published", 0))
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for raw in self.popen.stdout:
+            try:
+                self.status = json.loads(raw)
+            except ValueError:
+                continue
+            self.lines += 1
+
+
+class ChaosSwarm:
+    """One run of real peer processes. Use as a context manager: it always stops every process."""
+
+    def __init__(self, workdir: Path, spec: dict[str, Any], seed: int, *, secret: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.seed = seed
+        self.rng = random.Random(f"chaos:{seed}")
+        self.spec = spec
+        self.secret = secret
+        launcher = self.identity()
+        if secret is not None:  # access.mode secret: the admission key is derived from the secret
+            self.admission_key: Identity | None = Identity.from_secret(secret, "admission")
+        elif spec["access"]["mode"] == "allowlist":
+            self.admission_key = None
+        else:
+            self.admission_key = self.identity()
+        self.run_event = make_run_event(
+            launcher, spec, nonce=f"chaos-{seed}",
+            admission=self.admission_key.public_key.hex() if self.admission_key else None)
+        self.run_file = workdir / "run.json"
+        self.run_file.write_text(self.run_event.to_bytes().decode())
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith("SPECSWARM_MODEL_") and k != "SPECSWARM_SECRET"
+                    and not k.startswith("SPECSWARM_TEST_")}
+        self.env["PYTHONUNBUFFERED"] = "1"
+        self.env.update(env or {})
+        self.peers: list[ChaosPeer] = []
+        self._offsets: dict[Path, int] = {}
+        self._state = FoldState([self.run_event])
+
+    # -- building and starting peers ---------------------------------------------------------
+    def identity(self) -> Identity:
+        return Identity(bytes(self.rng.getrandbits(8) for _ in range(32)))
+
+    def new_peer(self, role: str, strategy: str | None = None, identity: Identity | None = None) -> PeerProc:
+        index = len(self.peers)
+        name = f"{role}-{index}"
+        return PeerProc(index, role, identity or self.identity(), _free_port(), strategy,
+                        self.workdir / f"{name}.jsonl", self.workdir / f"{name}.log")
+
+    def admission_for(self, p: PeerProc) -> str | None:
+        if self.admission_key is None or self.secret is not None:
+            return None  # allowlist: nothing to sign; secret: the peer derives it from its env
+        return admit(self.admission_key, self.run_event.run, p.identity.peer_id, p.role)
+
+    def start(self, p: PeerProc, *, boot: list[str] | None = None, admission: Any = DEFAULT,
+              with_run_file: bool = True, env: dict[str, str] | None = None) -> ChaosPeer:
+        """Start ``p`` as a process. ``boot``: addresses to --join (default: the first and the
+        latest started peer). ``with_run_file=False``: the peer only joins and learns the run."""
+        if boot is None:
+            boot = list(dict.fromkeys(x.spec.addr for x in (self.peers[:1] + self.peers[-1:])))
+        adm = self.admission_for(p) if admission is DEFAULT else admission
+        cmd = peer_command(p, boot, self.run_file, adm)
+        if not with_run_file:
+            i = cmd.index("--run-file")
+            del cmd[i:i + 2]
+        penv = dict(self.env)
+        if self.secret is not None:
+            penv["SPECSWARM_SECRET"] = self.secret
+        penv.update(env or {})
+        popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(p.log, "wb"),
+                                 stdin=subprocess.DEVNULL, env=penv, start_new_session=True)
+        peer = ChaosPeer(p, popen)
+        peer.reader = threading.Thread(target=peer._read, daemon=True, name=p.name)
+        peer.reader.start()
+        self.peers.append(peer)
+        return peer
+
+    def start_declared(self, *, star: bool = False, first_role: str | None = None) -> list[ChaosPeer]:
+        """Start the peers the spec declares. ``star``: every peer bootstraps from the first one
+        only (whose role is ``first_role``, default the observer)."""
+        roles = self.spec["roles"]
+        strategies = roles["decomposer"].get("strategies") or ["by parts"]
+        plan: list[tuple[str, str | None]] = []
+        for role in ("observer", "scorer", "executor", "decomposer"):
+            for i in range(int(roles.get(role, {}).get("count", 0))):
+                plan.append((role, strategies[i % len(strategies)] if role == "decomposer" else None))
+        if first_role is not None:
+            first = next(x for x in plan if x[0] == first_role)
+            plan.remove(first)
+            plan.insert(0, first)
+        started = []
+        for role, strategy in plan:
+            p = self.new_peer(role, strategy)
+            boot = [self.peers[0].spec.addr] if star and self.peers else None
+            started.append(self.start(p, boot=boot))
+        return started
+
+    def kill(self, peer: ChaosPeer) -> None:
+        """SIGKILL: no cleanup, no goodbye."""
+        peer.killed = True
+        peer.popen.send_signal(signal.SIGKILL)
+        peer.popen.wait(timeout=10)
+
+    def close(self) -> dict[str, int | None]:
+        """SIGTERM every live peer (SIGKILL after 15 s); returns exit codes of those stopped."""
+        codes: dict[str, int | None] = {}
+        live = [p for p in self.peers if p.popen.poll() is None]
+        for p in live:
+            p.popen.send_signal(signal.SIGTERM)
+        for p in live:
+            try:
+                codes[p.name] = p.popen.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.popen.kill()
+                p.popen.wait()
+                codes[p.name] = None
+        for p in self.peers:
+            if p.popen.stdout is not None:
+                p.popen.stdout.close()
+        return codes
+
+    def __enter__(self) -> ChaosSwarm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- observing -----------------------------------------------------------------------------
+    def alive(self) -> list[ChaosPeer]:
+        return [p for p in self.peers if p.alive]
+
+    def of_role(self, role: str) -> list[ChaosPeer]:
+        return [p for p in self.peers if p.role == role]
+
+    @property
+    def observer(self) -> ChaosPeer:
+        return self.of_role("observer")[0]
+
+    def union(self) -> Plan:
+        """Fold of every event any peer has written to its log so far (killed peers included)."""
+        for p in self.peers:
+            path = p.spec.events
+            if not path.exists():
+                continue
+            with open(path, "rb") as fh:
+                fh.seek(self._offsets.get(path, 0))
+                data = fh.read()
+            end = data.rfind(b"\n") + 1
+            self._offsets[path] = self._offsets.get(path, 0) + end
+            for line in data[:end].splitlines():
+                event, _ = check_event(line, self.run_event.run)
+                if event is not None:
+                    self._state.apply(event)
+        return self._state.plan()
+
+    def union_events(self) -> list[Event]:
+        self.union()
+        return self._state.events()
+
+    def observer_events(self) -> list[Event]:
+        return [e for line in self.observer.spec.events.read_bytes().splitlines()
+                if (e := check_event(line, self.run_event.run)[0]) is not None]
+
+    def accepted(self) -> set[str]:
+        return {n.accepted for n in self.union().walk() if n.accepted}
+
+    def wait_for(self, cond: Callable[[], Any], timeout: float, what: str) -> Any:
+        """Poll ``cond`` (cheap: status lines and log tails) until it is truthy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = cond()
+            if value:
+                return value
+            dead = [p.name for p in self.peers if not p.killed and p.popen.poll() is not None]
+            if dead:
+                raise AssertionError(f"while waiting for {what}: peer(s) exited: {dead}; "
+                                     + self._log_tail(dead[0]))
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; "
+                                     f"{self.describe()}")
+            time.sleep(0.02)
+
+    def _log_tail(self, name: str) -> str:
+        p = next(x for x in self.peers if x.name == name)
+        return p.spec.log.read_text(errors="replace")[-1500:]
+
+    def describe(self) -> str:
+        plan = self.union()
+        rows = [f"{p.name}{'(killed)' if p.killed else ''}: complete={p.status.get('complete')} "
+                f"digest={str(p.status.get('digest'))[:10]} events={p.status.get('events')}"
+                for p in self.peers]
+        return f"union progress {plan.progress()} complete={plan.complete}; " + "; ".join(rows)
+
+    def wait_started(self, peers: list[ChaosPeer] | None = None, timeout: float = START_TIMEOUT) -> None:
+        """Until every given peer printed a status line (it runs the node and knows the run)."""
+        group = peers or self.alive()
+        self.wait_for(lambda: all(p.lines > 0 for p in group), timeout, "peers to start")
+
+    def converged_digest(self) -> str | None:
+        alive = self.alive()
+        digests = {p.status.get("digest") for p in alive}
+        if alive and all(p.status.get("complete") for p in alive) and len(digests) == 1:
+            return digests.pop()
+        return None
+
+    def wait_converged(self, timeout: float = CONVERGE_TIMEOUT) -> str:
+        return str(self.wait_for(self.converged_digest, timeout,
+                                 "every live peer to report one complete digest"))
+
+    def check_final(self, digest: str, accepted_before: set[str]) -> Plan:
+        """The invariants every scenario ends with. Returns the observer's final plan."""
+        alive = self.alive()
+        assert self.observer in alive, "the observer must survive"
+        assert {p.status["digest"] for p in alive} == {digest}
+        plan = FoldState(self.observer_events()).plan()
+        assert plan.complete and plan.digest == digest
+        final_accepted = {n.accepted for n in plan.walk() if n.accepted}
+        lost = accepted_before - final_accepted
+        assert not lost, f"lost accepted proposals: {lost}"
+        # exactly one counted result per leaf, and every leaf has it
+        assert all(n.result is not None for n in plan.leaves())
+        return plan
+
+
+def chaos_spec(*, decomposers: int = 1, scorers: int = 1, executors: int = 1, quorum: Any = "majority",
+               max_depth: int = 2, settle: float = 0.3) -> dict[str, Any]:
+    spec = swarm_spec(decomposers=decomposers, scorers=scorers, executors=executors, observers=1,
+                      max_depth=max_depth, quorum=quorum, settle_seconds=settle, seconds=300.0)
+    spec["name"] = "chaos"
+    return spec
+
+
+def results_per_leaf(events: list[Event]) -> Counter[str]:
+    return Counter(e.body["leaf"] for e in events if e.kind == "result")
+
+
+# ----------------------------------------------------------------------------------- scenarios
+# Each: (workdir, seed) -> dict. The seed picks the victim and the moment it dies.
+
+
+def kill_decomposer(workdir: Path, seed: int) -> dict[str, Any]:
+    """SIGKILL a decomposer after it has published part of its proposals (the others take over)."""
+    spec = chaos_spec(decomposers=2, scorers=1, executors=1, quorum=1)
+    with ChaosSwarm(workdir, spec, seed) as swarm:
+        swarm.start_declared()
+        victim = swarm.rng.choice(swarm.of_role("decomposer"))
+        after = swarm.rng.choice(["first proposal", "root accepted"])
+
+        def mine() -> int:
+            return sum(1 for e in swarm.union_events() if e.kind == "proposal" and e.author == victim.peer_id)
+
+        if after == "first proposal":
+            swarm.wait_for(lambda: mine() >= 1, 60, "the victim's first proposal")
+        else:
+            swarm.wait_for(lambda: (r := swarm.union().root) is not None and r.accepted, 60, "root accepted")
+        accepted = swarm.accepted()
+        proposals = mine()
+        swarm.kill(victim)
+        digest = swarm.wait_converged()
+        swarm.check_final(digest, accepted)
+        return {"victim": victim.name, "after": after, "victim_proposals": proposals}
+
+
+def kill_scorer(workdir: Path, seed: int) -> dict[str, Any]:
+    """SIGKILL one of 3 scorers (quorum 2): the other two still accept splits."""
+    spec = chaos_spec(decomposers=1, scorers=3, executors=1, quorum=2)
+    with ChaosSwarm(workdir, spec, seed) as swarm:
+        swarm.start_declared()
+        victim = swarm.rng.choice(swarm.of_role("scorer"))
+        votes = swarm.rng.randint(0, 2)
+
+        def mine() -> int:
+            return sum(1 for e in swarm.union_events() if e.kind == "vote" and e.author == victim.peer_id)
+
+        swarm.wait_for(lambda: mine() >= votes and victim.lines > 0, 60, f"the victim's vote #{votes}")
+        accepted = swarm.accepted()
+        swarm.kill(victim)
+        digest = swarm.wait_converged()
+        plan = swarm.check_final(digest, accepted)
+        # splits accepted after the kill were carried by the two survivors
+        late = {n.accepted for n in plan.walk() if n.accepted} - accepted
+        for n in plan.walk():
+            if n.accepted in late:
+                prop = n.accepted_proposal
+                assert prop is not None
+                assert victim.peer_id not in {v.author for v in prop.votes if v.approve} or prop.approvals > 2
+        return {"victim": victim.name, "after_votes": votes, "accepted_after_kill": len(late)}
+
+
+def kill_executor(workdir: Path, seed: int) -> dict[str, Any]:
+    """SIGKILL an executor while it holds a claim: another supersedes it; one result per leaf."""
+    spec = chaos_spec(decomposers=1, scorers=1, executors=2, quorum=1, max_depth=1, settle=1.0)
+    with ChaosSwarm(workdir, spec, seed) as swarm:
+        swarm.start_declared()
+        victim = swarm.rng.choice(swarm.of_role("executor"))
+        claim = swarm.wait_for(lambda: _open_claim(swarm, victim), 60, "the victim to hold a claim")
+        accepted = swarm.accepted()
+        swarm.kill(victim)
+        digest = swarm.wait_converged()
+        plan = swarm.check_final(digest, accepted)
+        leaf = plan.nodes[claim.body["leaf"]]
+        events = swarm.observer_events()
+        victim_results = [e for e in events if e.kind == "result" and e.author == victim.peer_id
+                          and e.body["leaf"] == leaf.id]
+        assert leaf.result is not None
+        if not victim_results:  # it died before executing: someone superseded its claim
+            assert leaf.result.author != victim.peer_id
+            assert any(c.supersedes == claim.id and c.live for c in leaf.claims), leaf.claims
+            assert results_per_leaf(events)[leaf.id] == 1
+        return {"victim": victim.name, "leaf": leaf.id, "victim_finished_first": bool(victim_results)}
+
+
+def _open_claim(swarm: ChaosSwarm, victim: ChaosPeer) -> Event | None:
+    """A claim of the victim with no result yet and not superseded (it holds it now)."""
+    events = swarm.union_events()
+    done = {e.body["claim"] for e in events if e.kind == "result"}
+    superseded = {e.body.get("supersedes") for e in events if e.kind == "claim"}
+    return next((e for e in events if e.kind == "claim" and e.author == victim.peer_id
+                 and e.id not in done and e.id not in superseded), None)
+
+
+def kill_first_peer(workdir: Path, seed: int) -> dict[str, Any]:
+    """Every peer bootstrapped from the first one only; SIGKILL it: peer exchange avoids a partition."""
+    spec = chaos_spec(decomposers=1, scorers=2, executors=1, quorum=1)
+    rng = random.Random(f"first:{seed}")
+    first_role = rng.choice(["scorer", "executor"])
+    if first_role == "executor":
+        spec = chaos_spec(decomposers=1, scorers=1, executors=2, quorum=1)
+    with ChaosSwarm(workdir, spec, seed) as swarm:
+        swarm.start_declared(star=True, first_role=first_role)
+        first = swarm.peers[0]
+        after = swarm.rng.choice(["everyone bootstrapped", "root accepted"])
+        # "bootstrapped from it": every other peer has reached the first one (a peer killed before
+        # anyone reached it leaves nobody anything to exchange: that would be no swarm at all)
+        swarm.wait_for(lambda: all(int(p.status.get("peers", 0)) >= 1 for p in swarm.peers[1:]), 60,
+                       "every peer to reach the first one")
+        if after == "root accepted":
+            swarm.wait_for(lambda: (r := swarm.union().root) is not None and r.accepted, 60, "root accepted")
+        accepted = swarm.accepted()
+        swarm.kill(first)
+        digest = swarm.wait_converged()
+        swarm.check_final(digest, accepted)
+        return {"first": first.name, "after": after}
+
+
+def late_joiners(workdir: Path, seed: int) -> dict[str, Any]:
+    """An executor that joins mid-run (knowing one address, learning the run from the swarm) and an
+    observer that joins after convergence: both reach the observer's digest."""
+    spec = chaos_spec(decomposers=1, scorers=1, executors=1, quorum=1)
+    with ChaosSwarm(workdir, spec, seed) as swarm:
+        swarm.start_declared()
+        when = swarm.rng.choice(["root accepted", "first result"])
+        if when == "root accepted":
+            swarm.wait_for(lambda: (r := swarm.union().root) is not None and r.accepted, 60, "root accepted")
+        else:
+            swarm.wait_for(lambda: any(n.result for n in swarm.union().leaves()), 60, "a first result")
+        accepted = swarm.accepted()
+        contact = swarm.rng.choice([p for p in swarm.alive() if p.role != "observer"])
+        mid = swarm.start(swarm.new_peer("executor"), boot=[contact.spec.addr], with_run_file=False)
+        digest = swarm.wait_converged()
+        swarm.check_final(digest, accepted)
+        assert mid.status["digest"] == digest
+        late_contact = swarm.rng.choice(swarm.alive())
+        late = swarm.start(swarm.new_peer("observer"), boot=[late_contact.spec.addr], with_run_file=False)
+        swarm.wait_for(lambda: late.status.get("digest") == digest, 60, "the late observer to catch up")
+        assert late.published() == 0
+        assert swarm.observer.status["digest"] == digest
+        return {"mid_joined_after": when, "mid_published": mid.published()}
+
+
+def gossip_loss(workdir: Path, seed: int) -> dict[str, Any]:
+    """Every peer drops 20 % of received gossip (test-only knob): anti-entropy repairs it."""
+    spec = chaos_spec(decomposers=2, scorers=2, executors=1, quorum=1)
+    env = {"SPECSWARM_TEST_GOSSIP_LOSS": "0.2", "SPECSWARM_TEST_GOSSIP_SEED": str(seed)}
+    with ChaosSwarm(workdir, spec, seed, env=env) as swarm:
+        swarm.start_declared()
+        digest = swarm.wait_converged()
+        swarm.check_final(digest, set())
+        lost = sum(int(p.status["counters"]["dropped"].get("test loss", 0)) for p in swarm.peers)
+        synced = sum(int(p.status["counters"]["synced_events"]) for p in swarm.peers)
+        assert lost > 0, "the loss knob dropped nothing"
+        assert synced > 0, "anti-entropy repaired nothing"
+        return {"lost": lost, "synced": synced}
+
+
+SCENARIOS: dict[str, Callable[[Path, int], dict[str, Any]]] = {
+    "kill_decomposer": kill_decomposer,
+    "kill_scorer": kill_scorer,
+    "kill_executor": kill_executor,
+    "kill_first_peer": kill_first_peer,
+    "late_joiners": late_joiners,
+    "gossip_loss": gossip_loss,
+}
