@@ -21,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import trio
@@ -84,20 +85,28 @@ class _ModelRole:
         return self._backoff.get(key, 0.0) > time.monotonic()
 
     async def think(self, node: Node, key: str, fn: Callable[..., T | Awaitable[T]], *args: Any,
-                    **kwargs: Any) -> T | None:
-        """Run one model task (sync tasks run in a worker thread); None (counted) on failure."""
+                    reuse: Callable[[], T | None] | None = None, **kwargs: Any) -> T | None:
+        """Run one model task (sync tasks run in a worker thread); None (counted) on failure.
+
+        ``reuse``: checked once this peer's turn on the machine's model has come; if it gives
+        an answer (e.g. another scorer already published the same deterministic rating), the
+        model is not called."""
         raw = await self.model()
         model = _CountingModel(raw, node)
-        node.counters.model_calls += 1
         started = time.monotonic()
         try:
             if _is_async(fn):
+                node.counters.model_calls += 1
                 result = await fn(model, *args, **kwargs)  # type: ignore[misc]
-            elif getattr(raw, "name", "") in ("scripted",) or type(raw).__name__ == "ReplayModel":
-                result = await trio.to_thread.run_sync(lambda: fn(model, *args, **kwargs))
             else:
-                result = await trio.to_thread.run_sync(
-                    lambda: _on_machine_slot(lambda: fn(model, *args, **kwargs)), abandon_on_cancel=True)
+                instant = getattr(raw, "name", "") == "scripted" or type(raw).__name__ == "ReplayModel"
+                async with machine_slot(enabled=not instant):
+                    shared = reuse() if reuse is not None else None
+                    if shared is not None:
+                        node.counters.model_reused += 1
+                        return shared
+                    node.counters.model_calls += 1
+                    result = await trio.to_thread.run_sync(lambda: fn(model, *args, **kwargs))
         except ModelError as exc:
             node.counters.model_failures += 1
             self.failures[key] = str(exc)
@@ -138,21 +147,25 @@ def _machine_slot_path() -> Any:
     return path
 
 
-def _on_machine_slot(fn: Callable[[], T]) -> T:
-    """Run ``fn`` holding the machine-wide generation lock (a file lock shared by every peer
-    process of this user): on a small machine, one generation at a time using every core
-    finishes sooner than several fighting over them. Off with SPECSWARM_MACHINE_LOCK=0."""
+@asynccontextmanager
+async def machine_slot(enabled: bool = True) -> AsyncIterator[None]:
+    """Hold the machine-wide generation lock: a file lock shared by every peer process of this
+    user. On a small machine one generation at a time, using every core, finishes sooner than
+    several fighting over them. Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models)."""
     import fcntl
     import os
 
-    if os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
-        return fn()
-    with open(_machine_slot_path(), "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            return fn()
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    if not enabled or os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
+        yield
+        return
+    fh = open(_machine_slot_path(), "a")
+    try:
+        # waiting happens in a thread; if we are cancelled meanwhile, closing the file
+        # below releases the lock the abandoned thread may still obtain
+        await trio.to_thread.run_sync(fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True)
+        yield
+    finally:
+        fh.close()
 
 
 def _is_async(fn: Any) -> bool:
@@ -265,7 +278,8 @@ class Scorer(_ModelRole):
         weight = float(model_cfg.get("model_weight", 0.2))
         model_score: int | None = None
         if weight > 0:
-            model_score = await self.think(node, p.id, tasks.rate, spec, parent, children)
+            model_score = await self.think(node, p.id, tasks.rate, spec, parent, children,
+                                           reuse=lambda: shared_rating(node, p.node, p.id))
         threshold = int(spec.get("tree", {}).get("approve_threshold", 60))
         score, approve = critics.combine(checks, model_score, weight if model_score is not None else 0.0,
                                          threshold)
@@ -275,6 +289,14 @@ class Scorer(_ModelRole):
             "checks": [{"name": c.name, "score": c.score, "passed": c.passed, "note": c.note[:490]}
                        for c in checks],
             "model_score": model_score})
+
+
+def shared_rating(node: Node, node_id: str, proposal_id: str) -> int | None:
+    """A model rating another scorer already published for this proposal. Ratings are greedy
+    (top_k 1, fixed seed) on the same prompt, so every scorer would compute the same number."""
+    n = node.plan().nodes.get(node_id)
+    prop = next((q for q in n.proposals if q.id == proposal_id), None) if n else None
+    return next((v.model_score for v in prop.votes if v.model_score is not None), None) if prop else None
 
 
 class Executor(_ModelRole):
