@@ -325,15 +325,24 @@ def kill_decomposer(workdir: Path, seed: int) -> dict[str, Any]:
     with ChaosSwarm(workdir, spec, seed) as swarm:
         swarm.start_declared()
         victim = swarm.rng.choice(swarm.of_role("decomposer"))
-        after = swarm.rng.choice(["first proposal", "root accepted"])
+        after = swarm.rng.choice(["first proposal", "root accepted", "second proposal"])
 
         def mine() -> int:
             return sum(1 for e in swarm.union_events() if e.kind == "proposal" and e.author == victim.peer_id)
 
+        def root_accepted() -> bool:
+            return (r := swarm.union().root) is not None and r.accepted is not None
+
+        def children_proposed() -> bool:  # the victim may own no child: then every child is proposed
+            plan = swarm.union()
+            return root_accepted() and all(plan.nodes[c].proposals for c in plan.nodes["root"].children)
+
         if after == "first proposal":
             swarm.wait_for(lambda: mine() >= 1, 60, "the victim's first proposal")
+        elif after == "root accepted":
+            swarm.wait_for(root_accepted, 60, "root accepted")
         else:
-            swarm.wait_for(lambda: (r := swarm.union().root) is not None and r.accepted, 60, "root accepted")
+            swarm.wait_for(lambda: mine() >= 2 or children_proposed(), 60, "the victim's second proposal")
         accepted = swarm.accepted()
         proposals = mine()
         swarm.kill(victim)
