@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 import trio
 
-from specswarm.errors import RunError, SpecSwarmError
+from specswarm.errors import RunError, SpecError, SpecProblem, SpecSwarmError
 from specswarm.events import Event, admit, check_event, make_run_event, read_event_log, write_event_log
 from specswarm.fold import FoldState, Plan
 from specswarm.identity import Identity
@@ -55,6 +55,17 @@ class PeerProc:
     @property
     def name(self) -> str:
         return f"{self.role}-{self.index}"
+
+
+def _line_of(spec_path: Path, key: str) -> int:
+    """The line of ``key:`` in a spec file (1 if it cannot be found): for problems found after loading."""
+    import re
+
+    try:
+        lines = spec_path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return next((i for i, line in enumerate(lines, 1) if re.match(rf"\s*{re.escape(key)}\s*:", line)), 1)
 
 
 def _free_port() -> int:
@@ -195,9 +206,11 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
     spec_json = spec.to_json()
     fmt = fmt or spec_json.get("output", {}).get("format", "markdown")
     budget = float(timeout if timeout is not None else spec_json.get("budget", {}).get("seconds", 900))
-    for role in ("decomposer", "scorer", "executor"):
+    for role in ("decomposer", "scorer", "executor", "observer"):
         if int(spec_json["roles"].get(role, {}).get("count", 0)) < 1:
-            raise SpecSwarmError(f"{spec_path}: roles.{role}.count must be at least 1 to run `plan`")
+            why = "the launcher reads the plan from it" if role == "observer" else "`plan` needs one"
+            raise SpecError([SpecProblem(str(spec_path), _line_of(spec_path, role), f"roles.{role}.count",
+                                         f"0 {role}s (expected at least 1 to run `plan`: {why})")])
     workdir = Path(tempfile.mkdtemp(prefix="specswarm-run-"))
     preload: list[Event] = []
     if resume is not None:
@@ -244,8 +257,6 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
                                   strategies[i % len(strategies)] if role == "decomposer" else None,
                                   workdir / f"{name}.jsonl", workdir / f"{name}.log"))
     _write_secret_json(_keys_path(events_path), keys)
-    if not any(p.role == "observer" for p in peers):
-        raise SpecSwarmError(f"{spec_path}: roles.observer.count must be at least 1 (the launcher reads it)")
     progress = Progress(quiet)
     declared = ", ".join(f"{r} x{roles[r]['count']}" for r in roles if roles[r]["count"])
     progress.say(f"run {run_event.run[:12]}: {spec_json['goal']!r} — starting {len(peers)} peers "
