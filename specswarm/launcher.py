@@ -173,7 +173,10 @@ def diagnose(plan: Plan, peers: list[PeerProc]) -> list[str]:
             reasons.append(f"node {n.id} {n.title[:50]!r}: {why}")
     failures = sum(int(p.status.get("counters", {}).get("model_failures", 0)) for p in peers)
     if failures:
-        reasons.append(f"model failures across peers: {failures} (see the peer logs)")
+        last = [f"{p.name}: {p.status['last_model_failure']}" for p in peers
+                if p.status.get("last_model_failure")]
+        reasons.append(f"model failures across peers: {failures} (see the peer logs)"
+                       + (f"; last: {last[0]}" if last else ""))
     dead = [f"{p.name} (exit {p.exited})" for p in peers if p.exited not in (None, 0)]
     if dead:
         reasons.append("peers that died: " + ", ".join(dead))

@@ -29,7 +29,7 @@ from typing import IO, Any, Protocol
 import trio
 
 from specswarm.errors import TransportError
-from specswarm.events import Event, admit, check_event, make_event
+from specswarm.events import MAX_EVENT_BYTES, Event, admit, check_event, make_event
 from specswarm.fold import FoldState, Plan
 from specswarm.identity import Identity
 from specswarm.transport.base import Transport
@@ -39,6 +39,9 @@ log = logging.getLogger("specswarm.node")
 ID_PREFIX = 16
 GET_BATCH = 200
 ANNOUNCE_INTERVAL = 1.0
+
+MAX_MESSAGE_BYTES = MAX_EVENT_BYTES + 1024
+"""A gossip message is one event plus a small envelope; anything larger is dropped unread."""
 
 TEST_LOSS_ENV = "SPECSWARM_TEST_GOSSIP_LOSS"
 """TEST ONLY: a fraction in [0, 1) of received gossip messages (events and announcements) that
@@ -165,6 +168,8 @@ class Node:
         self.last_connected: dict[str, float] = {}
         self.ready = trio.Event()
         self._test_loss, self._test_loss_rng = _test_loss_from_env(identity.peer_id)
+        self.last_model_failure: str | None = None
+        """The latest model failure of this peer's role (shown in status lines and when a run stalls)."""
 
     # -- identity & state ------------------------------------------------------------------
     @property
@@ -228,6 +233,9 @@ class Node:
 
     # -- validation (runs on every gossip message, before delivery) ----------------------------
     def validate(self, sender: str, data: bytes) -> bool:
+        if len(data) > MAX_MESSAGE_BYTES:  # refused unread: parsing it is already the attack
+            self.counters.dropped["oversized"] += 1
+            return False
         try:
             msg = json.loads(data)
         except (ValueError, UnicodeDecodeError):
@@ -404,7 +412,7 @@ class Node:
                 "digest": plan.digest, "complete": plan.complete, "events": len(self.state),
                 "progress": plan.progress(), "counters": self.counters.to_json(),
                 "transport": self.transport.stats.to_json(), "peers": len(self.transport.peers()),
-                "addrs": self.transport.addrs()}
+                "addrs": self.transport.addrs(), "last_model_failure": self.last_model_failure}
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
                   learn_timeout: float = 60) -> None:

@@ -110,6 +110,7 @@ class _ModelRole:
         except ModelError as exc:
             node.counters.model_failures += 1
             self.failures[key] = str(exc)
+            node.last_model_failure = f"{self.name} on {key}: {exc}"[:500]
             self._backoff[key] = time.monotonic() + FAILURE_BACKOFF
             log.warning("%s: model failed on %s: %s", self.name, key, exc)
             return None
