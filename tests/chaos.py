@@ -156,9 +156,10 @@ class ChaosSwarm:
         self.peers.append(peer)
         return peer
 
-    def start_declared(self, *, star: bool = False, first_role: str | None = None) -> list[ChaosPeer]:
+    def start_declared(self, *, star: bool = False, first_role: str | None = None,
+                       identities: list[Identity] | None = None) -> list[ChaosPeer]:
         """Start the peers the spec declares. ``star``: every peer bootstraps from the first one
-        only (whose role is ``first_role``, default the observer)."""
+        only (whose role is ``first_role``, default the observer). ``identities``: use these, in order."""
         roles = self.spec["roles"]
         strategies = roles["decomposer"].get("strategies") or ["by parts"]
         plan: list[tuple[str, str | None]] = []
@@ -170,8 +171,9 @@ class ChaosSwarm:
             plan.remove(first)
             plan.insert(0, first)
         started = []
+        given = list(identities or [])
         for role, strategy in plan:
-            p = self.new_peer(role, strategy)
+            p = self.new_peer(role, strategy, given.pop(0) if given else None)
             boot = [self.peers[0].spec.addr] if star and self.peers else None
             started.append(self.start(p, boot=boot))
         return started
@@ -217,22 +219,32 @@ class ChaosSwarm:
     def observer(self) -> ChaosPeer:
         return self.of_role("observer")[0]
 
+    def _tail(self, path: Path, state: FoldState, key: Any = None) -> None:
+        key = key or path
+        if not path.exists():
+            return
+        with open(path, "rb") as fh:
+            fh.seek(self._offsets.get(key, 0))
+            data = fh.read()
+        end = data.rfind(b"\n") + 1
+        self._offsets[key] = self._offsets.get(key, 0) + end
+        for line in data[:end].splitlines():
+            event, _ = check_event(line, self.run_event.run)
+            if event is not None:
+                state.apply(event)
+
     def union(self) -> Plan:
         """Fold of every event any peer has written to its log so far (killed peers included)."""
         for p in self.peers:
-            path = p.spec.events
-            if not path.exists():
-                continue
-            with open(path, "rb") as fh:
-                fh.seek(self._offsets.get(path, 0))
-                data = fh.read()
-            end = data.rfind(b"\n") + 1
-            self._offsets[path] = self._offsets.get(path, 0) + end
-            for line in data[:end].splitlines():
-                event, _ = check_event(line, self.run_event.run)
-                if event is not None:
-                    self._state.apply(event)
+            self._tail(p.spec.events, self._state)
         return self._state.plan()
+
+    def observer_plan(self) -> Plan:
+        """The plan as the (first) observer holds it now: what the swarm as a whole has heard."""
+        if not hasattr(self, "_obs_state"):
+            self._obs_state = FoldState([self.run_event])
+        self._tail(self.observer.spec.events, self._obs_state, key=("observer", self.observer.spec.events))
+        return self._obs_state.plan()
 
     def union_events(self) -> list[Event]:
         self.union()
@@ -383,7 +395,8 @@ def kill_executor(workdir: Path, seed: int) -> dict[str, Any]:
     with ChaosSwarm(workdir, spec, seed) as swarm:
         swarm.start_declared()
         victim = swarm.rng.choice(swarm.of_role("executor"))
-        claim = swarm.wait_for(lambda: _open_claim(swarm, victim), 60, "the victim to hold a claim")
+        # "holding": the swarm (the observer) has heard the victim's claim and it is the winning one
+        claim = swarm.wait_for(lambda: _held_claim(swarm, victim), 60, "the victim to hold a claim")
         accepted = swarm.accepted()
         swarm.kill(victim)
         digest = swarm.wait_converged()
@@ -396,17 +409,20 @@ def kill_executor(workdir: Path, seed: int) -> dict[str, Any]:
         if not victim_results:  # it died before executing: someone superseded its claim
             assert leaf.result.author != victim.peer_id
             assert any(c.supersedes == claim.id and c.live for c in leaf.claims), leaf.claims
+            assert not next(c for c in leaf.claims if c.id == claim.id).live
             assert results_per_leaf(events)[leaf.id] == 1
         return {"victim": victim.name, "leaf": leaf.id, "victim_finished_first": bool(victim_results)}
 
 
-def _open_claim(swarm: ChaosSwarm, victim: ChaosPeer) -> Event | None:
-    """A claim of the victim with no result yet and not superseded (it holds it now)."""
-    events = swarm.union_events()
-    done = {e.body["claim"] for e in events if e.kind == "result"}
-    superseded = {e.body.get("supersedes") for e in events if e.kind == "claim"}
-    return next((e for e in events if e.kind == "claim" and e.author == victim.peer_id
-                 and e.id not in done and e.id not in superseded), None)
+def _held_claim(swarm: ChaosSwarm, victim: ChaosPeer) -> Event | None:
+    """The victim's claim that wins a leaf without a result, in the observer's plan."""
+    plan = swarm.observer_plan()
+    for leaf in plan.leaves():
+        if leaf.result is None and leaf.claim:
+            view = next(c for c in leaf.claims if c.id == leaf.claim)
+            if view.author == victim.peer_id:
+                return swarm._obs_state.get(view.id)
+    return None
 
 
 def kill_first_peer(workdir: Path, seed: int) -> dict[str, Any]:
