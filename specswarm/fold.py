@@ -19,10 +19,12 @@ Rules (docs/ARCHITECTURE.md, "The fold rules"):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from specswarm.canonical import canonical_bytes, sha256_hex
 from specswarm.canonical import digest as canonical_digest
 from specswarm.events import Event, admission_valid
 
@@ -149,7 +151,14 @@ class Plan:
     counts: Mapping[str, int]
     """Events held, by kind, plus ``ignored`` (valid but not counted: wrong role, unknown node...)."""
     complete: bool
-    digest: str
+    _digest_fn: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the canonical JSON of :meth:`content` (computed on first use, then kept)."""
+        if self._digest_fn is not None:
+            return self._digest_fn()
+        return canonical_digest(self.content())
 
     @property
     def root(self) -> NodeView | None:
@@ -180,12 +189,7 @@ class Plan:
         """The digest's input: the tree's content only (no tallies, no transient claims)."""
         return {
             "run": self.run_id,
-            "nodes": [
-                {"id": n.id, "parent": n.parent, "title": n.title, "detail": n.detail,
-                 "leaf": n.leaf, "accepted": n.accepted, "children": list(n.children),
-                 "result": n.result.id if n.result else None}
-                for n in sorted(self.nodes.values(), key=lambda n: n.id)
-            ],
+            "nodes": [_node_content(n) for n in sorted(self.nodes.values(), key=lambda n: n.id)],
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -238,6 +242,12 @@ class Plan:
         }
 
 
+def _node_content(n: NodeView) -> dict[str, Any]:
+    return {"id": n.id, "parent": n.parent, "title": n.title, "detail": n.detail,
+            "leaf": n.leaf, "accepted": n.accepted, "children": list(n.children),
+            "result": n.result.id if n.result else None}
+
+
 # -- the incremental fold ------------------------------------------------------------------
 
 
@@ -260,7 +270,10 @@ class FoldState:
     """Indexes over the event set; ``plan()`` derives the tree, caching per-node decisions.
 
     ``apply`` is O(1) apart from cache invalidation of the one node the event touches
-    (a join or run event invalidates everything, which is rare).
+    (a join or run event invalidates everything, which is rare). ``plan()`` keeps the
+    tree it built last and rebuilds only the nodes whose decision an event touched (and
+    the subtree under a node whose accepted split changed); the plan's digest is
+    computed on first use, from per-node canonical bytes kept between plans.
     """
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
@@ -277,6 +290,12 @@ class FoldState:
         self._decisions: dict[str, Any] = {}
         self._roles: dict[str, str] | None = None
         self._plan: Plan | None = None
+        # the tree of the last plan(): None = rebuild from the root
+        self._tree: dict[str, NodeView] | None = None
+        self._dirty: set[str] = set()  # nodes whose decision was dropped since the last plan()
+        self._incomplete = 0  # nodes of the tree that keep it from complete
+        self._counted = 0  # proposals shown in the tree
+        self._frags: dict[str, tuple[NodeView, bytes]] = {}  # node id -> (view, canonical content)
         for event in events:
             self.apply(event)
 
@@ -313,7 +332,7 @@ class FoldState:
         elif kind == "proposal":
             self._proposals[event.id] = event
             self._proposals_by_node.setdefault(body["node"], set()).add(event.id)
-            self._decisions.pop(body["node"], None)
+            self._touch(body["node"])
         elif kind == "vote":
             pid = body["proposal"]
             per_author = self._votes.setdefault(pid, {})
@@ -321,18 +340,24 @@ class FoldState:
             per_author[key] = _least(per_author.get(key), event)
             prop = self._proposals.get(pid)
             if prop is not None:
-                self._decisions.pop(prop.body["node"], None)
+                self._touch(prop.body["node"])
         elif kind == "claim":
             self._claims.setdefault(body["leaf"], {})[event.id] = event
-            self._decisions.pop(body["leaf"], None)
+            self._touch(body["leaf"])
         elif kind == "result":
             self._results.setdefault(body["leaf"], {})[event.id] = event
-            self._decisions.pop(body["leaf"], None)
+            self._touch(body["leaf"])
         return True
+
+    def _touch(self, node: str) -> None:
+        self._decisions.pop(node, None)
+        self._dirty.add(node)
 
     def _invalidate_all(self) -> None:
         self._decisions.clear()
         self._roles = None
+        self._tree = None
+        self._dirty.clear()
 
     def events(self) -> list[Event]:
         """Every event held (in no particular order)."""
@@ -381,46 +406,117 @@ class FoldState:
         run = self.run_event
         counts = dict(self._counts)
         if run is None:
-            return Plan(None, None, {}, {}, counts, False, canonical_digest({"run": None}))
+            none_digest = canonical_digest({"run": None})
+            return Plan(None, None, {}, {}, counts, False, lambda: none_digest)
         spec = run.body["spec"]
         roles = self.roles()
-        tree = spec.get("tree", {})
-        max_depth = int(tree.get("max_depth", 2))
+        if self._tree is None:
+            self._tree = {}
+            self._incomplete = self._counted = 0
+            self._dirty.clear()
+            tree = spec.get("tree", {})
+            max_depth = int(tree.get("max_depth", 2))
+            self._grow([_NodeSeed(ROOT, None, spec.get("goal", ""), spec.get("context", ""), 0,
+                                  max_depth <= 0, {})])
+        else:
+            dirty, self._dirty = self._dirty, set()
+            for node in dirty:
+                if node in self._tree:
+                    self._rebuild(node)
+        counts["proposals_outside_tree"] = counts.get("proposal", 0) - self._counted
+        nodes = dict(self._tree)
+        run_id = run.run
+        return Plan(run_id, spec, nodes, roles, counts, self._incomplete == 0,
+                    lambda: self._digest(run_id, nodes))
+
+    # -- the tree, kept between plans ------------------------------------------------------
+    def _params(self) -> tuple[str, Mapping[str, str], int, int, int]:
+        assert self.run_event is not None
+        spec = self.run_event.body["spec"]
+        max_depth = int(spec.get("tree", {}).get("max_depth", 2))
         n_scorers = int(spec.get("roles", {}).get("scorer", {}).get("count", 1))
         q = quorum_size(spec.get("quorum", "majority"), n_scorers)
-        nodes: dict[str, NodeView] = {}
-        queue = [_NodeSeed(ROOT, None, spec.get("goal", ""), spec.get("context", ""), 0,
-                           max_depth <= 0, {})]
-        complete = True
+        return self.run_event.run, self.roles(), q, n_scorers, max_depth
+
+    def _view(self, seed: _NodeSeed, params: tuple[str, Mapping[str, str], int, int, int]
+              ) -> tuple[NodeView, list[_NodeSeed]]:
+        """The view of one node from its (cached) decision, and the seeds of its children."""
+        run, roles, q, n_scorers, max_depth = params
+        if seed.leaf:
+            claims, claim, result = self._decide_leaf(run, seed.id, roles)
+            return NodeView(seed.id, seed.parent, seed.title, seed.detail, seed.depth, True, seed.facts,
+                            (), (), None, claims, claim, result), []
+        proposals, accepted = self._decide_split(run, seed.id, roles, q, n_scorers)
+        children: list[str] = []
+        seeds: list[_NodeSeed] = []
+        if accepted is not None:
+            acc = self._proposals[accepted]
+            depth = seed.depth + 1
+            for i, ch in enumerate(acc.body["children"]):
+                cid = child_id(accepted, i)
+                children.append(cid)
+                seeds.append(_NodeSeed(cid, seed.id, ch["title"], ch.get("detail", ""), depth,
+                                       bool(ch.get("leaf")) or depth >= max_depth, ch.get("facts", {})))
+        return NodeView(seed.id, seed.parent, seed.title, seed.detail, seed.depth, False, seed.facts,
+                        tuple(children), proposals, accepted, (), None, None), seeds
+
+    def _put(self, view: NodeView) -> None:
+        assert self._tree is not None
+        self._tree[view.id] = view
+        self._incomplete += (view.result is None) if view.leaf else (view.accepted is None)
+        self._counted += len(view.proposals)
+
+    def _drop(self, view: NodeView) -> None:
+        assert self._tree is not None
+        del self._tree[view.id]
+        self._incomplete -= (view.result is None) if view.leaf else (view.accepted is None)
+        self._counted -= len(view.proposals)
+
+    def _grow(self, queue: list[_NodeSeed]) -> None:
+        """Add the subtrees of these seeds (depth first, as the full build always did)."""
+        params = self._params()
         while queue:
-            seed = queue.pop()
-            if seed.leaf:
-                claims, claim, result = self._decide_leaf(run.run, seed.id, roles)
-                nodes[seed.id] = NodeView(seed.id, seed.parent, seed.title, seed.detail, seed.depth,
-                                          True, seed.facts, (), (), None, claims, claim, result)
-                complete = complete and result is not None
-                continue
-            proposals, accepted = self._decide_split(run.run, seed.id, roles, q, n_scorers)
-            children: list[str] = []
-            if accepted is not None:
-                acc = self._proposals[accepted]
-                for i, ch in enumerate(acc.body["children"]):
-                    cid = child_id(accepted, i)
-                    children.append(cid)
-                    depth = seed.depth + 1
-                    queue.append(_NodeSeed(cid, seed.id, ch["title"], ch.get("detail", ""), depth,
-                                           bool(ch.get("leaf")) or depth >= max_depth,
-                                           ch.get("facts", {})))
-            else:
-                complete = False
-            nodes[seed.id] = NodeView(seed.id, seed.parent, seed.title, seed.detail, seed.depth,
-                                      False, seed.facts, tuple(children), proposals, accepted,
-                                      (), None, None)
-        counted = sum(len(n.proposals) for n in nodes.values())
-        counts["proposals_outside_tree"] = counts.get("proposal", 0) - counted
-        plan = Plan(run.run, spec, nodes, roles, counts, complete, "")
-        object.__setattr__(plan, "digest", canonical_digest(plan.content()))
-        return plan
+            view, seeds = self._view(queue.pop(), params)
+            self._put(view)
+            queue.extend(seeds)
+
+    def _rebuild(self, node: str) -> None:
+        """Re-derive one node of the tree; if its accepted split changed, its whole subtree."""
+        assert self._tree is not None
+        old = self._tree[node]
+        seed = _NodeSeed(old.id, old.parent, old.title, old.detail, old.depth, old.leaf, old.facts)
+        view, seeds = self._view(seed, self._params())
+        self._drop(old)
+        if view.accepted != old.accepted:
+            stack = list(old.children)
+            while stack:
+                child = self._tree.get(stack.pop())
+                if child is not None:
+                    self._drop(child)
+                    stack.extend(child.children)
+            self._put(view)
+            self._grow(seeds)
+        else:
+            self._put(view)
+
+    def _digest(self, run_id: str, nodes: Mapping[str, NodeView]) -> str:
+        """``canonical_digest(plan.content())``, joined from per-node canonical bytes that are
+        kept while a node's view is unchanged (the same bytes, so the same digest)."""
+        frags = self._frags
+        parts = []
+        for nid in sorted(nodes):
+            view = nodes[nid]
+            cached = frags.get(nid)
+            if cached is None or cached[0] is not view:
+                cached = (view, canonical_bytes(_node_content(view)))
+                frags[nid] = cached
+            parts.append(cached[1])
+        if len(frags) > 2 * len(nodes) + 64:  # forget nodes that left the tree
+            for nid in [k for k in frags if k not in nodes]:
+                del frags[nid]
+        # canonical JSON of {"nodes": [...], "run": run_id}: keys sorted, no spaces
+        data = b'{"nodes":[' + b",".join(parts) + b'],"run":' + canonical_bytes(run_id) + b"}"
+        return sha256_hex(data)
 
     def _decide_split(self, run: str, node: str, roles: Mapping[str, str], q: int,
                       n_scorers: int) -> tuple[tuple[ProposalView, ...], str | None]:

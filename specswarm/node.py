@@ -163,6 +163,10 @@ class Node:
         self._peer_have: dict[str, tuple[int, str, float]] = {}
         self._last_sync: dict[str, float] = {}
         self._xor = 0
+        self._by_prefix: dict[str, list[tuple[int, Event]]] = {}
+        """16-hex id prefix -> the events held under it, with their arrival index (for 'get')."""
+        self._inv: bytes | None = None
+        """The 'inv' answer, kept until the next new event."""
         self.first_seen: dict[str, float] = {}
         """Local monotonic time at which a node/claim id was first seen (for takeovers)."""
         self.last_connected: dict[str, float] = {}
@@ -195,6 +199,8 @@ class Node:
             self.counters.duplicates += 1
             return False
         self._xor ^= int(event.id, 16)
+        self._by_prefix.setdefault(event.id[:ID_PREFIX], []).append((len(self.state), event))
+        self._inv = None
         self.counters.applied += 1
         self.lamport = max(self.lamport, event.lamport)
         if self.sink is not None:
@@ -269,14 +275,17 @@ class Node:
             run = self.run_event.to_json() if self.run_event else None
             return _dumps({"run": run, "n": len(self.state), "role": self.role_name})
         if kind == "inv":
-            return _dumps({"ids": sorted(e[:ID_PREFIX] for e in self.state.ids)})
+            if self._inv is None:
+                self._inv = _dumps({"ids": sorted(e[:ID_PREFIX] for e in self.state.ids)})
+            return self._inv
         if kind == "get":
             wanted = req.get("ids")
             if not isinstance(wanted, list):
                 return b'{"error":"ids must be a list"}'
             wanted_set = {w for w in wanted[:GET_BATCH] if isinstance(w, str)}
-            events = [e.to_json() for e in self.state.events() if e.id[:ID_PREFIX] in wanted_set]
-            return _dumps({"events": events})
+            found = [hit for w in wanted_set for hit in self._by_prefix.get(w, ())]
+            found.sort(key=lambda hit: hit[0])  # arrival order, as a scan of the store gives
+            return _dumps({"events": [e.to_json() for _, e in found]})
         return b'{"error":"unknown request"}'
 
     async def sync_with(self, peer: str) -> int:
@@ -287,7 +296,7 @@ class Node:
         new = 0
         try:
             inv = json.loads(await self._sync_request(peer, b'{"t":"inv"}'))
-            have = {e[:ID_PREFIX] for e in self.state.ids}
+            have = self._by_prefix
             missing = [i for i in inv.get("ids", []) if isinstance(i, str) and i not in have]
             for start in range(0, len(missing), GET_BATCH):
                 batch = missing[start:start + GET_BATCH]
