@@ -43,3 +43,36 @@ def test_real_model_bench_runs_with_the_scripted_model() -> None:
     out = _run("real_model.py", "--spec", str(BENCH.parent / "goals" / "tiny.yaml"), "--scripted",
                "--timeout", "120")
     assert "coordination % of wall" in out and "peak RSS total MiB" in out
+
+
+def test_incremental_plan_equals_a_fresh_fold_after_every_event() -> None:
+    """Guards the incremental plan() (kept tree, lazy digest) the fold benchmark relies on."""
+    import random
+
+    from specswarm.fold import FoldState
+    from specswarm.synth import complete_swarm
+
+    sw = complete_swarm(seed=3, fanout=3, depth=3)
+    plan = FoldState(sw.events).plan()
+    leaves = plan.leaves()
+    ex, dec = sw.peers["executor"], sw.peers["decomposer"]
+    for leaf in leaves[:2]:
+        sw.claim(ex[1], leaf.id, lamport=1)  # an older claim without a result: the leaf reopens
+    for leaf in leaves[2:4]:
+        claim = sw.claim(ex[1], leaf.id, supersedes=leaf.claim)
+        sw.result(ex[1], leaf.id, claim)
+    inner = next(n for n in plan.walk() if n.depth == 1 and not n.leaf)
+    rival = sw.propose(dec[1], inner.id, ["Alpha part", "Beta part"], lamport=1)
+    for scorer in sw.peers["scorer"]:
+        sw.vote(scorer, rival, True, 99, lamport=2)  # completes earlier: replaces a whole subtree
+    events = list(sw.events)
+    for rep in range(2):
+        random.Random(rep).shuffle(events)
+        state = FoldState()
+        for i, event in enumerate(events):
+            state.apply(event)
+            if i % 4 == 0 or i == len(events) - 1:
+                got, want = state.plan(), FoldState(events[:i + 1]).plan()
+                assert got.digest == want.digest
+                assert got.complete == want.complete and got.to_json() == want.to_json()
+                assert set(got.nodes) == set(want.nodes) and dict(got.counts) == dict(want.counts)
