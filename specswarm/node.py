@@ -39,6 +39,7 @@ log = logging.getLogger("specswarm.node")
 ID_PREFIX = 16
 GET_BATCH = 200
 ANNOUNCE_INTERVAL = 1.0
+VERIFIED_CACHE = 512
 
 MAX_MESSAGE_BYTES = MAX_EVENT_BYTES + 1024
 """A gossip message is one event plus a small envelope; anything larger is dropped unread."""
@@ -167,6 +168,9 @@ class Node:
         """16-hex id prefix -> the events held under it, with their arrival index (for 'get')."""
         self._inv: bytes | None = None
         """The 'inv' answer, kept until the next new event."""
+        self._verified: dict[bytes, tuple[str | None, Event]] = {}
+        """Gossip the validator just verified -> (run id it was checked against, event), so the
+        receive loop does not verify the same bytes twice (bounded: VERIFIED_CACHE)."""
         self.first_seen: dict[str, float] = {}
         """Local monotonic time at which a node/claim id was first seen (for takeovers)."""
         self.last_connected: dict[str, float] = {}
@@ -260,6 +264,9 @@ class Node:
             if event is None:
                 self.counters.dropped[_reason_class(reason)] += 1
                 return False
+            self._verified[data] = (self.run_id, event)
+            if len(self._verified) > VERIFIED_CACHE:
+                del self._verified[next(iter(self._verified))]
             return True
         self.counters.dropped["malformed"] += 1
         return False
@@ -351,7 +358,11 @@ class Node:
             if not isinstance(msg, dict):
                 continue
             if msg.get("t") == "ev":
-                event, reason = check_event(msg.get("e"), self.run_id)  # type: ignore[arg-type]
+                hit = self._verified.pop(data, None)
+                if hit is not None and hit[0] == self.run_id:
+                    event, reason = hit[1], ""  # verified by validate() a moment ago
+                else:
+                    event, reason = check_event(msg.get("e"), self.run_id)  # type: ignore[arg-type]
                 if event is None:
                     self.counters.dropped[_reason_class(reason)] += 1
                 else:
