@@ -180,6 +180,19 @@ def test_run_event_with_wrong_run_id_refused() -> None:
     assert check_event(ok) == (None, BAD_SIG)
 
 
+@pytest.mark.parametrize(("override", "path"), [
+    ({"quorum": 0}, "quorum"), ({"quorum": "most"}, "quorum"), ({"quorum": 1.5}, "quorum"),
+    ({"tree": "deep"}, "tree"), ({"access": None}, "access"),
+    ({"roles": {**minimal_spec()["roles"], "scorer": {"count": "three"}}}, "roles.scorer.count"),
+])
+def test_run_event_with_an_invalid_spec_refused(override: dict[str, Any], path: str) -> None:
+    # the fold reads the run's spec: one the goal schema forbids must never reach it
+    event = make_run_event(ALICE, {**minimal_spec(), **override})
+    got, reason = check_event(event.to_bytes(), event.run)
+    assert got is None
+    assert reason.startswith(f"run event: invalid spec: {path}: "), reason
+
+
 # -- size, JSON, schema --------------------------------------------------------------------
 
 
