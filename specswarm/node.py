@@ -64,6 +64,8 @@ def _test_loss_from_env(peer_id: str) -> tuple[float, random.Random | None]:
     seed = os.environ.get("SPECSWARM_TEST_GOSSIP_SEED", "0")
     log.warning("test-only gossip loss %.2f is on (seed %s)", loss, seed)
     return loss, random.Random(f"{seed}:{peer_id}")
+QUIET_ANNOUNCE_EVERY = 5
+"""When nothing changes and every peer agrees, announce once in this many rounds."""
 SYNC_MIN_INTERVAL = 2.0
 """Seconds between two anti-entropy pulls from the same peer."""
 
@@ -163,6 +165,8 @@ class Node:
         self._syncing: set[str] = set()
         self._peer_have: dict[str, tuple[int, str, float]] = {}
         self._last_sync: dict[str, float] = {}
+        self._last_announced = ""
+        self._quiet_rounds = 0
         self._xor = 0
         self._by_prefix: dict[str, list[tuple[int, Event]]] = {}
         """16-hex id prefix -> the events held under it, with their arrival index (for 'get')."""
@@ -397,7 +401,16 @@ class Node:
                 self.last_connected[peer] = now
             if self.role_name == "observer":
                 continue  # the observer never speaks; it still pulls when others announce
-            msg = {"t": "have", "n": len(self.state), "d": self.set_digest()}
+            digest = self.set_digest()
+            # In a quiet, agreeing swarm announce only every QUIET_ANNOUNCE_EVERY rounds: each
+            # announcement costs every peer a validation, which dominates idle CPU.
+            agreed = digest == self._last_announced and all(
+                d == digest for _, d, t in self._peer_have.values() if now - t < 10)
+            self._quiet_rounds = self._quiet_rounds + 1 if agreed else 0
+            if agreed and self._quiet_rounds % QUIET_ANNOUNCE_EVERY:
+                continue
+            self._last_announced = digest
+            msg = {"t": "have", "n": len(self.state), "d": digest}
             try:
                 self.counters.announces += 1
                 await self.transport.publish(_dumps(msg))
