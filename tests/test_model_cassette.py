@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specswarm.critics import check_split, combine
-from specswarm.model import STATS, ReplayModel, decompose, execute, rate
+from specswarm.model import STATS, Child, ReplayModel, decompose, execute, rate
 
 from .test_model_tasks import GOAL, ROOT, make_spec
 
@@ -30,21 +30,31 @@ def test_real_decompose_rate_execute_replayed() -> None:
     model = ReplayModel(CASSETTE)
     assert model.name == "replay:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     kids = decompose(model, spec(), ROOT, [], [], "geography", [])
-    # The model's days add up to 16, not 14; two retries did not fix that, so the
-    # last well-formed split is returned and the scorers' sum check will reject it.
+    # The model's days add up to 16, not 14: the split is fitted in code (proportions kept,
+    # "N days" in the titles rewritten), without asking the model again.
     assert [(c.title, c.facts) for c in kids] == [
-        ("Travel to Tokyo for 7 days", {"days": 7}),
-        ("Visit Kyoto for 6 days", {"days": 6}),
+        ("Travel to Tokyo for 5 days", {"days": 5}),
+        ("Visit Kyoto for 5 days", {"days": 5}),
         ("Explore local cuisine in Kyoto", {"days": 2}),
-        ("Relax at a local hotel or resort in Tokyo", {"days": 1}),
+        ("Relax at a local hotel or resort in Tokyo", {"days": 2}),
     ]
-    assert STATS.snapshot()["retries"] == 2
+    assert STATS.snapshot()["retries"] == 0 and STATS.snapshot()["fitted"] == 1
     checks = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in kids])}
-    assert checks["constraints"].note == "days add up to 16, expected 14"
-    model_score = rate(model, spec(), ROOT, kids)
+    assert checks["constraints"].passed
+    # The cassette's rating and execution were recorded on the model's own (unfitted) split.
+    original = [Child("Travel to Tokyo for 7 days", kids[0].detail.replace("5 days", "7 days"),
+                      facts={"days": 7}),
+                Child("Visit Kyoto for 6 days", kids[1].detail.replace("5 days", "6 days"),
+                      facts={"days": 6}),
+                Child(kids[2].title, kids[2].detail, facts={"days": 2}),
+                Child(kids[3].title, kids[3].detail, facts={"days": 1})]
+    bad = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in original])}
+    assert bad["constraints"].note == "days add up to 16, expected 14"
+    model_score = rate(model, spec(), ROOT, original)
     assert model_score is not None and model_score >= 70  # the model likes it anyway
-    score, approve = combine(list(checks.values()), model_score, 0.2)
+    score, approve = combine(list(bad.values()), model_score, 0.2)
     assert approve is False
+    kids = original
     out = execute(model, spec(), {"id": "x", "title": kids[0].title, "detail": kids[0].detail,
                                   "depth": 1}, [ROOT])
     assert out.startswith("- ") and "Tokyo" in out

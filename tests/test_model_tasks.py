@@ -111,12 +111,29 @@ def test_gives_up_with_a_clear_model_error_after_two_retries() -> None:
     assert STATS.snapshot()["failures"] == {"decompose": 1}
 
 
-def test_sum_mismatch_is_retried_and_the_last_split_kept_if_never_fixed() -> None:
-    wrong = "- Tokyo sights (days: 7)\n- Kyoto temples (days: 4)\n- Osaka food (days: 1)"
-    model = answers(wrong, wrong, wrong)
+def test_sum_mismatch_is_fitted_in_code_without_asking_again() -> None:
+    wrong = "- Tokyo sights for 7 days (days: 7)\n- Kyoto temples (days: 4)\n- Osaka food (days: 1)"
+    model = answers(wrong)
+    STATS.reset()
     got = decompose(model, make_spec(), ROOT, [], [], "geography", [])
-    assert [c.facts["days"] for c in got] == [7, 4, 1]
-    assert "days add up to 12, expected 14" in model.calls[1].prompt
+    # 12 days rescaled to 14 by largest remainder, proportions kept, text rewritten to match
+    assert [c.facts["days"] for c in got] == [7, 5, 2]
+    assert got[0].title == "Tokyo sights for 7 days"
+    assert len(model.calls) == 1
+    assert STATS.snapshot()["fitted"] == 1
+
+
+def test_fit_sum_rewrites_day_counts_and_keeps_at_least_one_each() -> None:
+    from specswarm.model.tasks import fit_sum
+
+    kids = [Child("Tokyo for 8 days", "Spend 8 days in Tokyo.", facts={"days": 8}),
+            Child("Kyoto for 6 days", "", facts={"days": 6}), Child("Nara day trip", "", facts={})]
+    got = fit_sum(kids, "days", 14)
+    assert sum(c.facts["days"] for c in got) == 14
+    assert all(c.facts["days"] >= 1 for c in got)
+    assert [c.facts["days"] for c in got] == [7, 5, 2]
+    assert got[0].title == "Tokyo for 7 days" and got[0].detail == "Spend 7 days in Tokyo."
+    assert got[2].title == "Nara day trip"
 
 
 def test_refine_uses_previous_children_and_critiques() -> None:
