@@ -267,7 +267,7 @@ def run_plan(spec: dict[str, Any], *, timeout: float = 300, poll: float = 0.05,
         tail.poll(now)
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     final: set[bytes] = set()
-    for name, tail in tails.items():
+    for tail in tails.values():
         final |= set(tail.seen)
     converged_at = max((max(t.seen.values()) for t in tails.values() if t.seen), default=None)
     lost = {name[:-6]: len(final - set(t.seen)) for name, t in tails.items()}

@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
             mem.append(run_memory(spec, seed=i, timeout=args.timeout))
             p2p.append(run_plan(spec, timeout=args.timeout))
             if p2p[-1].code != 0:
-                print(f"depth {depth}: specswarm plan exited {p2p[-1].code}:\n{p2p[-1].stderr}", file=sys.stderr)
+                print(f"depth {depth}: specswarm plan exited {p2p[-1].code}:\n{p2p[-1].stderr}",
+                      file=sys.stderr)
         good = [r for r in p2p if r.code == 0 and r.converge is not None]
         a = median(r.seconds for r in mem)
         b = median(r.converge for r in good) if good else float("nan")

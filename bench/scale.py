@@ -26,12 +26,20 @@ from _common import bench_spec, machine, median, run_memory, run_plan, table  # 
 
 
 def _swarm(total: int) -> dict[str, int]:
-    """Split ``total`` peers into roles: 1 observer, then ~1/3 decomposers, ~1/3 scorers, the rest executors."""
+    """Split ``total`` peers into roles: 1 observer, ~1/3 decomposers, ~1/3 scorers, the rest executors."""
     rest = total - 1
     dec = max(1, rest // 3)
     sc = max(1, rest // 3)
     ex = max(1, rest - dec - sc)
     return {"decomposers": dec, "scorers": sc, "executors": ex}
+
+
+def _missing_kinds(runs: list) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in runs:
+        for k, v in r.lost_kinds.items():
+            out[k] = out.get(k, 0) + v
+    return out
 
 
 def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
@@ -58,8 +66,7 @@ def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
         "all KiB out": median(r.transport_sum("bytes_out") / 1024 for r in good),
         "RSS/peer MiB": median(rss) if rss else None, "RSS max MiB": max(rss) if rss else None,
         "missing at stop": sum(sum(r.lost.values()) for r in runs),
-        "missing kinds": ",".join(f"{k}:{v}" for k, v in sorted(
-            {k: sum(r.lost_kinds.get(k, 0) for r in runs) for r in runs for k in r.lost_kinds}.items())) or "-",
+        "missing kinds": ",".join(f"{k}:{v}" for k, v in sorted(_missing_kinds(runs).items())) or "-",
         "digests agree": "yes" if agree and good and final else "NO",
     }
 
@@ -92,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table(rows))
         big = [r for r in rows if r["peers"] >= 32]
         if big:
-            ok = all(r["missing at stop"] == 0 and r["digests agree"] == "yes" and r["ok"].split("/")[0] == r["ok"].split("/")[1]
+            ok = all(r["missing at stop"] == 0 and r["digests agree"] == "yes"
+                     and r["ok"].split("/")[0] == r["ok"].split("/")[1]
                      for r in big)
             print(f"target: 32 peers converge with no lost event: {'met' if ok else 'MISSED'}")
         print("missing at stop = events of the union of all peers' logs that a peer's log lacks when the "

@@ -130,8 +130,9 @@ def _kind_validators() -> dict[str, Draft202012Validator]:
     for branch in schema.get("allOf", []):
         cond = branch.get("if", {})
         kind = cond.get("properties", {}).get("kind", {}).get("const")
-        if set(branch) != {"if", "then"} or set(cond) != {"properties"} or set(cond["properties"]) != {"kind"} \
-                or not isinstance(kind, str) or kind in out:
+        shaped = set(branch) == {"if", "then"} and set(cond) == {"properties"} \
+            and set(cond["properties"]) == {"kind"}
+        if not shaped or not isinstance(kind, str) or kind in out:
             return {}
         out[kind] = Draft202012Validator({**schema, "allOf": [branch]})
     return out
@@ -181,6 +182,8 @@ def parse_event(data: bytes | str | Mapping[str, Any], run: str | None = None) -
     except ValueError as exc:
         raise EventError(f"bad author: {exc}") from None
     sig = base64.b64decode(obj["sig"])
+    if base64.b64encode(sig).decode() != obj["sig"]:
+        raise EventError("bad signature: not in canonical base64")
     unsigned = {k: obj[k] for k in ("v", "run", "kind", "author", "lamport", "body")}
     raw = canonical_bytes(unsigned)
     if not verify_signature(pub, DOMAIN + raw, sig):
