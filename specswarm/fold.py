@@ -276,10 +276,15 @@ class FoldState:
     computed on first use, from per-node canonical bytes kept between plans.
     """
 
-    def __init__(self, events: Iterable[Event] = ()) -> None:
+    def __init__(self, events: Iterable[Event] = (), run: str | None = None) -> None:
+        """``run``: pin the run id; events of any other run are then ignored. Unpinned, the
+        fold follows the run that holds the most events (ties: the least run event id), so a
+        stray run event in a log cannot take over the plan."""
         self._events: dict[str, Event] = {}
+        self.pinned_run = run
         self.run_event: Event | None = None
         self._run_events: dict[str, Event] = {}
+        self._run_sizes: dict[str, int] = {}
         self._all_joins: dict[str, list[Event]] = {}
         self._proposals: dict[str, Event] = {}
         self._proposals_by_node: dict[str, set[str]] = {}
@@ -315,18 +320,22 @@ class FoldState:
     # -- applying ---------------------------------------------------------------------
     def apply(self, event: Event) -> bool:
         """Add one verified event. Returns False if it was already held (idempotent)."""
-        if event.id in self._events:
+        if event.id in self._events or (self.pinned_run is not None and event.run != self.pinned_run):
             return False
         self._events[event.id] = event
+        self._run_sizes[event.run] = self._run_sizes.get(event.run, 0) + 1
         self._counts[event.kind] = self._counts.get(event.kind, 0) + 1
         self._plan = None
         body = event.body
         kind = event.kind
         if kind == "run":
             self._run_events[event.id] = event
-            self.run_event = self._run_events[min(self._run_events)]
-            self._invalidate_all()
-        elif kind == "join":
+        if kind == "run" or len(self._run_events) > 1:
+            chosen = self._choose_run()
+            if chosen is not self.run_event:
+                self.run_event = chosen
+                self._invalidate_all()
+        if kind == "join":
             self._all_joins.setdefault(event.author, []).append(event)
             self._invalidate_all()
         elif kind == "proposal":
@@ -352,6 +361,12 @@ class FoldState:
     def _touch(self, node: str) -> None:
         self._decisions.pop(node, None)
         self._dirty.add(node)
+
+    def _choose_run(self) -> Event | None:
+        """The run event of the run holding the most events (ties: least run event id)."""
+        if not self._run_events:
+            return None
+        return min(self._run_events.values(), key=lambda e: (-self._run_sizes.get(e.run, 0), e.id))
 
     def _invalidate_all(self) -> None:
         self._decisions.clear()

@@ -64,6 +64,8 @@ def _test_loss_from_env(peer_id: str) -> tuple[float, random.Random | None]:
     seed = os.environ.get("SPECSWARM_TEST_GOSSIP_SEED", "0")
     log.warning("test-only gossip loss %.2f is on (seed %s)", loss, seed)
     return loss, random.Random(f"{seed}:{peer_id}")
+GONE_GRACE = 3 * 5 * ANNOUNCE_INTERVAL
+"""Seconds without contact before a peer counts as gone (three quiet announcement periods)."""
 QUIET_ANNOUNCE_EVERY = 5
 """When nothing changes and every peer agrees, announce once in this many rounds."""
 SYNC_MIN_INTERVAL = 2.0
@@ -218,8 +220,22 @@ class Node:
         self._changed = trio.Event()
         return True
 
+    def peer_gone(self, peer: str, since: float, grace: float = GONE_GRACE) -> bool:
+        """Whether ``peer`` looks gone: not connected to us, and not heard from (announcements
+        relayed through the mesh count) for ``grace`` seconds, counting from ``since`` at most.
+        A peer we are not directly connected to in a large swarm is not gone."""
+        if peer == self.peer_id:
+            return False
+        now = time.monotonic()
+        if peer in self.transport.peers():
+            self.last_connected[peer] = now
+            return False
+        return now - max(self.last_connected.get(peer, since), since) > grace
+
     def adopt_run(self, run_event: Event) -> None:
         self.run_event = run_event
+        if len(self.state) == 0:
+            self.state = FoldState(run=run_event.run)
         self.add(run_event)
 
     async def wait_changed(self, timeout: float) -> None:
@@ -381,6 +397,7 @@ class Node:
         now = time.monotonic()
         prev = self._peer_have.get(sender)
         self._peer_have[sender] = (n, d, now)
+        self.last_connected[sender] = now
         if d == self.set_digest() or now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL:
             return
         # Pull only when the difference is not just gossip still in flight: the peer already

@@ -198,9 +198,9 @@ class Decomposer(_ModelRole):
         live = [p for p in n.proposals if p.status in ("pending", "accepted")]
         if live:
             return False
-        if owner not in node.transport.peers() and node.last_connected.get(owner, 0) < time.monotonic() - 5:
-            return True
         first = node.first_seen.setdefault(n.id, time.monotonic())
+        if node.peer_gone(owner, since=first):
+            return True
         return time.monotonic() - first > self.takeover_seconds
 
     async def act(self, node: Node, plan: Plan) -> None:
@@ -304,7 +304,7 @@ class Executor(_ModelRole):
     name = "executor"
 
     def __init__(self, model_factory: Callable[[], Model] | None, settle_seconds: float = 1.0,
-                 claim_timeout: float = 180.0, gone_seconds: float = 3.0) -> None:
+                 claim_timeout: float = 180.0, gone_seconds: float = 15.0) -> None:
         super().__init__(model_factory)
         self.settle = settle_seconds
         self.claim_timeout = claim_timeout
@@ -319,11 +319,7 @@ class Executor(_ModelRole):
         first = node.first_seen.setdefault(claim_id, now)
         if now - first > self.claim_timeout:
             return True
-        if holder in node.transport.peers():
-            node.last_connected[holder] = now
-            return False
-        last = node.last_connected.get(holder, first)
-        return now - max(last, first) > self.gone_seconds
+        return node.peer_gone(holder, since=first, grace=self.gone_seconds)
 
     async def act(self, node: Node, plan: Plan) -> None:
         if plan.spec is None:

@@ -308,10 +308,6 @@ def test_author_that_is_not_an_ed25519_peer_id_refused() -> None:
     assert reason.startswith("bad author: not an Ed25519 peer id")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (hardening): check_event accepts non-canonical base64 "
-                   "signatures (the 4 unused bits of the last sig character), so every event has 16 "
-                   "accepted byte encodings with one id. Fix: refuse unless "
-                   "base64.b64encode(sig).decode() == obj['sig'].")
 def test_non_canonical_signature_encoding_refused() -> None:
     data = good()
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

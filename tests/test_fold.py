@@ -651,10 +651,6 @@ def _foreign_run_event_with_lesser_id(sw: Swarm) -> Event:
     raise AssertionError("unreachable")
 
 
-@pytest.mark.xfail(strict=True, reason="GAP fold.py: with several run events the fold follows the one with "
-                   "the least id, so a foreign run event replaces the run (node.py drops foreign runs "
-                   "before folding, so no peer is exposed today). Fix: FoldState(run=...) that ignores "
-                   "other runs' events, or refuse a second run.")
 def test_foreign_run_event_never_changes_the_plan(converged: Swarm) -> None:
     base = fold(converged.events)
     assert fold(converged.events + [_foreign_run_event_with_lesser_id(converged)]).digest == base.digest
