@@ -1,6 +1,6 @@
 """Regenerate the renderer's fixture event logs in tests/fixtures/ (deterministically).
 
-    /tmp/venv/bin/python tests/make_fixtures.py
+    python tests/make_fixtures.py
 
 Every event is signed by seeded synthetic peers (:class:`specswarm.synth.Swarm`), so the
 same script always writes the same bytes; ``tests/test_render.py`` checks that the
