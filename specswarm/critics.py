@@ -158,7 +158,9 @@ def check_count(children: Sequence[Any], min_children: int, max_children: int) -
     return Check("count", 100 if ok else 0, ok, note)
 
 
-def check_duplicates(parent: Any, children: Sequence[Any]) -> Check:
+def check_duplicates(parent: Any, children: Sequence[Any], elsewhere: Sequence[str] = ()) -> Check:
+    """Children that repeat each other, the parent, or a part planned in another branch
+    (``elsewhere``: the titles of the parent's siblings, which the scorer reads off the plan)."""
     found: list[str] = []
     bad: set[int] = set()
     ptitle = str(_get(parent, "title", ""))
@@ -166,6 +168,10 @@ def check_duplicates(parent: Any, children: Sequence[Any]) -> Check:
         title = str(_get(child, "title", ""))
         if ptitle and near_duplicate(title, ptitle):
             found.append(f"{_label(i, child)} repeats the parent")
+            bad.add(i)
+        other = next((o for o in elsewhere if o and near_duplicate(title, o)), None)
+        if other is not None and i not in bad:
+            found.append(f"{_label(i, child)} repeats {other!r}, planned in another branch")
             bad.add(i)
         for j in range(i + 1, len(children)):
             if near_duplicate(title, str(_get(children[j], "title", ""))):
@@ -300,12 +306,13 @@ def check_constraints(parent: Any, children: Sequence[Any],
 
 def run_checks(parent: Any, children: Sequence[Any], *, goal: str = "",
                constraints: Iterable[Mapping[str, Any]] = (), min_children: int = 2,
-               max_children: int = 6, depth: int | None = None) -> list[Check]:
+               max_children: int = 6, depth: int | None = None,
+               elsewhere: Sequence[str] = ()) -> list[Check]:
     """Every mechanical check of a proposed split, in a fixed order."""
     level = int(_get(parent, "depth", 0) or 0) if depth is None else depth
     return [
         check_count(children, min_children, max_children),
-        check_duplicates(parent, children),
+        check_duplicates(parent, children, elsewhere),
         check_overlap(children),
         check_vagueness(children),
         check_coverage(parent, children, goal),
@@ -313,13 +320,14 @@ def run_checks(parent: Any, children: Sequence[Any], *, goal: str = "",
     ]
 
 
-def check_split(spec_json: Mapping[str, Any], parent: Any, children: Sequence[Any]) -> list[Check]:
+def check_split(spec_json: Mapping[str, Any], parent: Any, children: Sequence[Any],
+                elsewhere: Sequence[str] = ()) -> list[Check]:
     """:func:`run_checks` with the goal, constraints and limits read from a normalized spec."""
     tree = spec_json.get("tree", {})
     return run_checks(parent, children, goal=str(spec_json.get("goal", "")),
                       constraints=spec_json.get("constraints", []),
                       min_children=int(tree.get("min_children", 2)),
-                      max_children=int(tree.get("max_children", 6)))
+                      max_children=int(tree.get("max_children", 6)), elsewhere=elsewhere)
 
 
 def combine(checks: Sequence[Check], model_score: int | None, model_weight: float,

@@ -274,7 +274,8 @@ class Scorer(_ModelRole):
 
         parent = node_dict(n)
         children = [dict(c) for c in p.children]
-        checks = critics.check_split(spec, parent, children)
+        elsewhere = [s["title"] for s in siblings_of(plan, n)]
+        checks = critics.check_split(spec, parent, children, elsewhere)
         model_cfg = spec.get("model", {})
         weight = float(model_cfg.get("model_weight", 0.2))
         model_score: int | None = None

@@ -184,3 +184,20 @@ def test_text_helpers() -> None:
     assert terms("The Booking of hotels in Kyoto") == {"book", "hotel", "kyoto"}
     assert near_duplicate("Visit **Kyoto** temples", "visit kyoto temples.")
     assert not near_duplicate("Kyoto temples", "Osaka street food")
+
+
+def test_a_child_repeating_another_branch_fails_duplicates() -> None:
+    from specswarm.critics import check_split
+    from specswarm.synth import minimal_spec
+
+    parent = {"title": "Visit Kyoto (4 days)", "detail": "", "depth": 1, "facts": {}}
+    children = [{"title": "Fushimi Inari Shrine at dawn", "detail": "", "leaf": True, "facts": {}},
+                {"title": "Hike Mount Fuji (2 days)", "detail": "", "leaf": True, "facts": {}},
+                {"title": "Kiyomizu-dera and Gion walk", "detail": "", "leaf": True, "facts": {}}]
+    checks = {c.name: c for c in check_split(minimal_spec(), parent, children,
+                                              elsewhere=["Visit Tokyo (5 days)", "Hike Mount Fuji (2 days)"])}
+    assert not checks["duplicates"].passed
+    assert checks["duplicates"].note == (
+        "#2 'Hike Mount Fuji (2 days)' repeats 'Hike Mount Fuji (2 days)', planned in another branch")
+    alone = {c.name: c for c in check_split(minimal_spec(), parent, children)}
+    assert alone["duplicates"].passed
