@@ -158,9 +158,8 @@ def check_count(children: Sequence[Any], min_children: int, max_children: int) -
     return Check("count", 100 if ok else 0, ok, note)
 
 
-def check_duplicates(parent: Any, children: Sequence[Any], elsewhere: Sequence[str] = ()) -> Check:
-    """Children that repeat each other, the parent, or a part planned in another branch
-    (``elsewhere``: the titles of the parent's siblings, which the scorer reads off the plan)."""
+def check_duplicates(parent: Any, children: Sequence[Any]) -> Check:
+    """Children that repeat each other or the parent."""
     found: list[str] = []
     bad: set[int] = set()
     ptitle = str(_get(parent, "title", ""))
@@ -169,10 +168,7 @@ def check_duplicates(parent: Any, children: Sequence[Any], elsewhere: Sequence[s
         if ptitle and near_duplicate(title, ptitle):
             found.append(f"{_label(i, child)} repeats the parent")
             bad.add(i)
-        other = next((o for o in elsewhere if o and near_duplicate(title, o)), None)
-        if other is not None and i not in bad:
-            found.append(f"{_label(i, child)} repeats {other!r}, planned in another branch")
-            bad.add(i)
+
         for j in range(i + 1, len(children)):
             if near_duplicate(title, str(_get(children[j], "title", ""))):
                 found.append(f"{_label(i, child)} and {_label(j, children[j])} are the same")
@@ -181,6 +177,21 @@ def check_duplicates(parent: Any, children: Sequence[Any], elsewhere: Sequence[s
         return Check("duplicates", 100, True, "no duplicate titles")
     score = 100 * (1 - len(bad) / max(1, len(children)))
     return Check("duplicates", _clamp(score), False, "; ".join(found))
+
+
+def check_scope(children: Sequence[Any], elsewhere: Sequence[str]) -> Check:
+    """Children that repeat a part planned in another branch (``elsewhere``: the titles of the
+    parent's siblings, read off the plan by the scorer). Soft: it lowers the score, so a split
+    that stays inside its own branch wins over one that re-plans the whole goal."""
+    found = []
+    for i, child in enumerate(children):
+        title = str(_get(child, "title", ""))
+        other = next((o for o in elsewhere if o and near_duplicate(title, o)), None)
+        if other is not None:
+            found.append(f"{_label(i, child)} repeats {other!r}, planned in another branch")
+    if not found:
+        return Check("scope", 100, True, "stays within its branch")
+    return Check("scope", _clamp(100 * (1 - len(found) / max(1, len(children)))), False, "; ".join(found))
 
 
 def check_overlap(children: Sequence[Any]) -> Check:
@@ -312,11 +323,12 @@ def run_checks(parent: Any, children: Sequence[Any], *, goal: str = "",
     level = int(_get(parent, "depth", 0) or 0) if depth is None else depth
     return [
         check_count(children, min_children, max_children),
-        check_duplicates(parent, children, elsewhere),
+        check_duplicates(parent, children),
         check_overlap(children),
         check_vagueness(children),
         check_coverage(parent, children, goal),
         check_constraints(parent, children, list(constraints), level),
+        check_scope(children, elsewhere),
     ]
 
 

@@ -58,7 +58,7 @@ def checks_of(children: list[dict]) -> dict[str, Check]:
     found = run_checks(ROOT, children, goal=GOAL, constraints=CONSTRAINTS,
                        min_children=2, max_children=6)
     assert [c.name for c in found] == [
-        "count", "duplicates", "overlap", "vagueness", "coverage", "constraints"]
+        "count", "duplicates", "overlap", "vagueness", "coverage", "constraints", "scope"]
     return {c.name: c for c in found}
 
 
@@ -186,7 +186,7 @@ def test_text_helpers() -> None:
     assert not near_duplicate("Kyoto temples", "Osaka street food")
 
 
-def test_a_child_repeating_another_branch_fails_duplicates() -> None:
+def test_a_child_repeating_another_branch_fails_scope() -> None:
     from specswarm.critics import check_split
     from specswarm.synth import minimal_spec
 
@@ -196,8 +196,9 @@ def test_a_child_repeating_another_branch_fails_duplicates() -> None:
                 {"title": "Kiyomizu-dera and Gion walk", "detail": "", "leaf": True, "facts": {}}]
     checks = {c.name: c for c in check_split(minimal_spec(), parent, children,
                                               elsewhere=["Visit Tokyo (5 days)", "Hike Mount Fuji (2 days)"])}
-    assert not checks["duplicates"].passed
-    assert checks["duplicates"].note == (
+    assert checks["duplicates"].passed
+    assert not checks["scope"].passed and checks["scope"].score == 67
+    assert checks["scope"].note == (
         "#2 'Hike Mount Fuji (2 days)' repeats 'Hike Mount Fuji (2 days)', planned in another branch")
     alone = {c.name: c for c in check_split(minimal_spec(), parent, children)}
-    assert alone["duplicates"].passed
+    assert alone["scope"].passed and alone["scope"].score == 100

@@ -167,10 +167,7 @@ def _decompose_answer(prompt: str) -> str:
         aspect = names[i] if i < len(names) else aspects[i % len(aspects)]
         suffix = _SUFFIXES[i % len(_SUFFIXES)]
         scope = f" within {short}" if i == 0 else ""
-        # below the root, name the branch in every title: titles stay distinct across branches
-        branch = "" if "Path from the overall goal" not in prompt else f" for {' '.join(short.split()[:3])}"
-        line = (f"- {aspect[:1].upper()}{aspect[1:]} {suffix}{branch}: Settle the {suffix} for "
-                f"{aspect}{scope}.")
+        line = f"- {aspect[:1].upper()}{aspect[1:]} {suffix}: Settle the {suffix} for {aspect}{scope}."
         if shares:
             line += f" ({sum_field}: {shares[i]})"
         lines.append(line)
