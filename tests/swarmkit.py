@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import copy
+import random
+from collections.abc import Awaitable, Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import trio
+
+from specswarm.events import make_run_event
+from specswarm.identity import Identity
+from specswarm.local import LocalSwarm, start_peer, wait_converged
+from specswarm.model.replay import ScriptedModel
 from specswarm.spec import load_spec
+from specswarm.transport.memory import open_memory_network
+
+Hook = Callable[[LocalSwarm, trio.Nursery, Callable[[], Identity]], Awaitable[Any]]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,3 +40,30 @@ def swarm_spec(decomposers: int = 3, scorers: int = 3, executors: int = 2, obser
     spec["model"].update(backend="scripted")
     spec["budget"].update({"settle_seconds": 0.3, "claim_timeout": 30.0, "seconds": 60.0, **budget})
     return spec
+
+
+async def hooked_swarm(spec: dict[str, Any], seed: int, hook: Hook, model: Any = ScriptedModel,
+                       converge: bool = True, timeout: float = 60.0,
+                       delay: float = 0.005) -> tuple[str | None, LocalSwarm, Any]:
+    """Start the spec's declared swarm in memory, run ``hook(swarm, nursery, new_identity)``
+    while it works, then (``converge``) wait until every live peer holds one complete plan."""
+    rng = random.Random(seed)
+
+    def ident() -> Identity:
+        return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
+
+    launcher, admission = ident(), ident()
+    run_event = make_run_event(launcher, spec, admission=admission.public_key.hex(), nonce=str(seed))
+    async with open_memory_network(seed=seed, delay=delay) as net, trio.open_nursery() as nursery:
+        swarm = LocalSwarm(net, run_event, admission)
+        strategies = spec["roles"]["decomposer"]["strategies"]
+        for role in ("observer", "scorer", "executor", "decomposer"):
+            for i in range(spec["roles"][role]["count"]):
+                node = await start_peer(swarm, nursery, role, spec, model, identity=ident(),
+                                        strategy=strategies[i % len(strategies)] if role == "decomposer"
+                                        else None)
+                node.announce_interval = 0.2
+        result = await hook(swarm, nursery, ident)
+        digest = await wait_converged(swarm, timeout) if converge else None
+        nursery.cancel_scope.cancel()
+    return digest, swarm, result

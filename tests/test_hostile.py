@@ -10,8 +10,7 @@ exactly what the honest events alone give.
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -20,38 +19,16 @@ from specswarm.events import MAX_EVENT_BYTES, Event, admit, make_event, make_run
 from specswarm.fold import FoldState
 from specswarm.identity import Identity
 from specswarm.launcher import PeerProc, diagnose
-from specswarm.local import LocalSwarm, start_peer, wait_converged
+from specswarm.local import LocalSwarm
 from specswarm.model.base import GenerationRequest
 from specswarm.model.replay import ScriptedModel
 from specswarm.node import MAX_MESSAGE_BYTES, Node
-from specswarm.transport.memory import open_memory_network
-from tests.swarmkit import swarm_spec
-
-Hook = Callable[[LocalSwarm, trio.Nursery, Callable[[], Identity]], Awaitable[Any]]
+from tests.swarmkit import Hook, hooked_swarm, swarm_spec
 
 
 async def _swarm(spec: dict[str, Any], seed: int, hook: Hook, model: Any = ScriptedModel,
                  converge: bool = True, timeout: float = 60.0) -> tuple[str | None, LocalSwarm, Any]:
-    rng = random.Random(seed)
-
-    def ident() -> Identity:
-        return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
-
-    launcher, admission = ident(), ident()
-    run_event = make_run_event(launcher, spec, admission=admission.public_key.hex(), nonce=str(seed))
-    async with open_memory_network(seed=seed, delay=0.002) as net, trio.open_nursery() as nursery:
-        swarm = LocalSwarm(net, run_event, admission)
-        strategies = spec["roles"]["decomposer"]["strategies"]
-        for role in ("observer", "scorer", "executor", "decomposer"):
-            for i in range(spec["roles"][role]["count"]):
-                node = await start_peer(swarm, nursery, role, spec, model, identity=ident(),
-                                        strategy=strategies[i % len(strategies)] if role == "decomposer"
-                                        else None)
-                node.announce_interval = 0.2
-        result = await hook(swarm, nursery, ident)
-        digest = await wait_converged(swarm, timeout) if converge else None
-        nursery.cancel_scope.cancel()
-    return digest, swarm, result
+    return await hooked_swarm(spec, seed, hook, model, converge, timeout, delay=0.002)
 
 
 def _topic(swarm: LocalSwarm) -> str:

@@ -9,11 +9,9 @@ import pytest
 import trio
 
 from specswarm.fold import FoldState
-from specswarm.identity import Identity
 from specswarm.local import LocalSwarm, kill, run_local, start_peer, wait_converged
 from specswarm.model.replay import ScriptedModel
-from specswarm.transport.memory import open_memory_network
-from tests.swarmkit import swarm_spec
+from tests.swarmkit import hooked_swarm, swarm_spec
 
 
 def _results_per_leaf(swarm: LocalSwarm) -> Counter[str]:
@@ -54,30 +52,7 @@ def test_same_event_set_same_digest_as_a_fresh_fold() -> None:
 
 
 async def _swarm_with_hooks(spec, seed, hook, timeout=60.0):  # type: ignore[no-untyped-def]
-    import random
-
-    from specswarm.events import make_run_event
-
-    rng = random.Random(seed)
-
-    def ident() -> Identity:
-        return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
-
-    launcher, admission = ident(), ident()
-    run_event = make_run_event(launcher, spec, admission=admission.public_key.hex(), nonce=str(seed))
-    async with open_memory_network(seed=seed, delay=0.005) as net, trio.open_nursery() as nursery:
-        swarm = LocalSwarm(net, run_event, admission)
-        strategies = spec["roles"]["decomposer"]["strategies"]
-        for role in ("observer", "scorer", "executor", "decomposer"):
-            for i in range(spec["roles"][role]["count"]):
-                node = await start_peer(swarm, nursery, role, spec, ScriptedModel, identity=ident(),
-                                        strategy=strategies[i % len(strategies)] if role == "decomposer"
-                                        else None)
-                node.announce_interval = 0.2
-        result = await hook(swarm, nursery, ident)
-        digest = await wait_converged(swarm, timeout)
-        nursery.cancel_scope.cancel()
-    return digest, swarm, result
+    return await hooked_swarm(spec, seed, hook, timeout=timeout)
 
 
 def test_killed_decomposer_and_scorer_the_rest_carry_on() -> None:
