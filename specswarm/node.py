@@ -68,6 +68,9 @@ GONE_GRACE = 3 * 5 * ANNOUNCE_INTERVAL
 """Seconds without contact before a peer counts as gone (three quiet announcement periods)."""
 QUIET_ANNOUNCE_EVERY = 5
 """When nothing changes and every peer agrees, announce once in this many rounds."""
+SYNC_TIMEOUT = 30.0
+"""Seconds an anti-entropy request may take: generous, because a CPU-starved peer (many
+processes on few cores) answers late, and a timed-out pull repairs nothing."""
 SYNC_MIN_INTERVAL = 2.0
 """Seconds between two anti-entropy pulls from the same peer."""
 
@@ -345,7 +348,7 @@ class Node:
     async def _sync_request(self, peer: str, data: bytes) -> bytes:
         self.counters.sync_requests += 1
         self.counters.sync_bytes += len(data)
-        resp = await self.transport.request(peer, data)
+        resp = await self.transport.request(peer, data, timeout=SYNC_TIMEOUT)
         self.counters.sync_bytes += len(resp)
         return resp
 
