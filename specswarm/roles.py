@@ -243,7 +243,8 @@ class Decomposer(_ModelRole):
             item = c.to_json() if hasattr(c, "to_json") else dict(c)
             item["leaf"] = bool(item.get("leaf")) or n.depth + 1 >= max_depth
             body_children.append(item)
-        rationale = (f"Split by {self.strategy}" + (f", revised after: {'; '.join(critiques)[:600]}"
+        how = self.strategy if self.strategy.startswith("by ") else f"by {self.strategy}"
+        rationale = (f"Split {how}" + (f", revised after: {'; '.join(critiques)[:600]}"
                                                    if critiques else ""))
         await node.publish("proposal", {"node": n.id, "strategy": self.strategy, "children": body_children,
                                         "revises": revising.id if revising else None,
