@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -84,9 +84,9 @@ class _ModelRole:
     def backing_off(self, key: str) -> bool:
         return self._backoff.get(key, 0.0) > time.monotonic()
 
-    async def think(self, node: Node, key: str, fn: Callable[..., T | Awaitable[T]], *args: Any,
+    async def think(self, node: Node, key: str, fn: Callable[..., T], *args: Any,
                     reuse: Callable[[], T | None] | None = None, **kwargs: Any) -> T | None:
-        """Run one model task (sync tasks run in a worker thread); None (counted) on failure.
+        """Run one (blocking) model task in a worker thread; None (counted) on failure.
 
         ``reuse``: checked once this peer's turn on the machine's model has come; if it gives
         an answer (e.g. another scorer already published the same deterministic rating), the
@@ -95,18 +95,14 @@ class _ModelRole:
         model = _CountingModel(raw, node)
         started = time.monotonic()
         try:
-            if _is_async(fn):
+            instant = getattr(raw, "name", "") == "scripted" or type(raw).__name__ == "ReplayModel"
+            async with machine_slot(enabled=not instant):
+                shared = reuse() if reuse is not None else None
+                if shared is not None:
+                    node.counters.model_reused += 1
+                    return shared
                 node.counters.model_calls += 1
-                result = await fn(model, *args, **kwargs)  # type: ignore[misc]
-            else:
-                instant = getattr(raw, "name", "") == "scripted" or type(raw).__name__ == "ReplayModel"
-                async with machine_slot(enabled=not instant):
-                    shared = reuse() if reuse is not None else None
-                    if shared is not None:
-                        node.counters.model_reused += 1
-                        return shared
-                    node.counters.model_calls += 1
-                    result = await trio.to_thread.run_sync(lambda: fn(model, *args, **kwargs))
+                result = await trio.to_thread.run_sync(lambda: fn(model, *args, **kwargs))
         except ModelError as exc:
             node.counters.model_failures += 1
             self.failures[key] = str(exc)
@@ -167,12 +163,6 @@ async def machine_slot(enabled: bool = True) -> AsyncIterator[None]:
         yield
     finally:
         fh.close()
-
-
-def _is_async(fn: Any) -> bool:
-    import inspect
-
-    return inspect.iscoroutinefunction(fn)
 
 
 class Decomposer(_ModelRole):
