@@ -56,8 +56,10 @@ def machine() -> str:
     except OSError:
         pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"machine: nproc {os.cpu_count()}, cpu {cpu!r}, RAM {ram}, python {platform.python_version()}, "
-            f"load avg {load:.1f} at start (shared machine: compare ratios within one run)")
+    return (
+        f"machine: nproc {os.cpu_count()}, cpu {cpu!r}, RAM {ram}, python {platform.python_version()}, "
+        f"load avg {load:.1f} at start (shared machine: compare ratios within one run)"
+    )
 
 
 def table(rows: Sequence[dict[str, Any]], cols: Sequence[str] | None = None) -> str:
@@ -87,18 +89,32 @@ def median(xs: Iterable[float]) -> float:
 # -- specs ---------------------------------------------------------------------------------
 
 
-def bench_spec(depth: int = 1, decomposers: int = 1, scorers: int = 2, executors: int = 1,
-               observers: int = 1, min_children: int = 2, max_children: int = 3,
-               settle: float = 0.3, seconds: float = 300, base: str = "tiny") -> dict[str, Any]:
+def bench_spec(
+    depth: int = 1,
+    decomposers: int = 1,
+    scorers: int = 2,
+    executors: int = 1,
+    observers: int = 1,
+    min_children: int = 2,
+    max_children: int = 3,
+    settle: float = 0.3,
+    seconds: float = 300,
+    base: str = "tiny",
+) -> dict[str, Any]:
     """A normalized spec (GoalSpec.to_json()) from goals/<base>.yaml with the scripted model."""
     from specswarm.spec import load_spec
 
     spec = load_spec(REPO / "goals" / f"{base}.yaml").to_json()
     spec["name"] = f"bench-d{depth}"
-    spec["roles"] = {"decomposer": {"count": decomposers,
-                                    "strategies": ["by place", "by day", "by theme"][:max(1, decomposers)]},
-                     "scorer": {"count": scorers}, "executor": {"count": executors},
-                     "observer": {"count": observers}}
+    spec["roles"] = {
+        "decomposer": {
+            "count": decomposers,
+            "strategies": ["by place", "by day", "by theme"][: max(1, decomposers)],
+        },
+        "scorer": {"count": scorers},
+        "executor": {"count": executors},
+        "observer": {"count": observers},
+    }
     spec["tree"].update(max_depth=depth, min_children=min_children, max_children=max_children)
     spec["model"].update(backend="scripted")
     spec["budget"].update(settle_seconds=settle, claim_timeout=60.0, seconds=seconds)
@@ -116,7 +132,7 @@ def write_spec_yaml(spec: dict[str, Any], path: Path) -> Path:
 
 
 def expected_nodes(depth: int, children: int) -> int:
-    return sum(children ** d for d in range(depth + 1))
+    return sum(children**d for d in range(depth + 1))
 
 
 # -- a timed `specswarm plan` run -------------------------------------------------------
@@ -204,9 +220,16 @@ class PlanRun:
         return sum(float(p.get("counters", {}).get(key, 0) or 0) for p in self.peers)
 
 
-def run_plan(spec: dict[str, Any], *, timeout: float = 300, poll: float = 0.05,
-             env: dict[str, str] | None = None, keep: Path | None = None,
-             spec_path: Path | None = None, scripted: bool = True) -> PlanRun:
+def run_plan(
+    spec: dict[str, Any],
+    *,
+    timeout: float = 300,
+    poll: float = 0.05,
+    env: dict[str, str] | None = None,
+    keep: Path | None = None,
+    spec_path: Path | None = None,
+    scripted: bool = True,
+) -> PlanRun:
     """Run `specswarm plan` on ``spec`` (or on the file ``spec_path``, whose normalized form ``spec``
     is), with the scripted model unless ``scripted`` is False; timed from outside."""
     tmp = Path(tempfile.mkdtemp(prefix="specswarm-bench-", dir=keep))
@@ -222,9 +245,23 @@ def run_plan(spec: dict[str, Any], *, timeout: float = 300, poll: float = 0.05,
     runs_dir = tmp / "runs"
     runs_dir.mkdir()
     run_env["TMPDIR"] = str(runs_dir)
-    cmd = [sys.executable, "-m", "specswarm", "plan", str(spec_path), "--format", "json",
-           "--out", str(tmp / "plan.json"), "--events", str(tmp / "events.jsonl"),
-           "--report", str(report_path), "--timeout", str(timeout)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specswarm",
+        "plan",
+        str(spec_path),
+        "--format",
+        "json",
+        "--out",
+        str(tmp / "plan.json"),
+        "--events",
+        str(tmp / "events.jsonl"),
+        "--report",
+        str(report_path),
+        "--timeout",
+        str(timeout),
+    ]
     err_path = tmp / "stderr.txt"
     started = time.monotonic()
     with open(err_path, "wb") as err:
@@ -290,12 +327,19 @@ def run_plan(spec: dict[str, Any], *, timeout: float = 300, poll: float = 0.05,
         timeline.append((round(t - started, 3), ev["kind"], ev["author"]))
     return PlanRun(
         timeline=timeline,
-        code=proc.returncode, report=report, wall=wall,
+        code=proc.returncode,
+        report=report,
+        wall=wall,
         startup=(t_all_joined - started) if t_all_joined else None,
         converge=(converged_at - t_all_joined) if (converged_at and t_all_joined) else None,
         first_proposal=(t_first_prop - started) if t_first_prop else None,
-        events=len(final), lost=lost, lost_kinds=lost_kinds, rss_kib=rss_by_role,
-        stderr=err_path.read_text(errors="replace")[-4000:], workdir=tmp)
+        events=len(final),
+        lost=lost,
+        lost_kinds=lost_kinds,
+        rss_kib=rss_by_role,
+        stderr=err_path.read_text(errors="replace")[-4000:],
+        workdir=tmp,
+    )
 
 
 # -- an in-memory run ---------------------------------------------------------------------
@@ -317,15 +361,24 @@ class LocalRun:
     digest_agree: bool
 
 
-def run_memory(spec: dict[str, Any], *, seed: int = 0, timeout: float = 300,
-               announce_interval: float = 1.0, loss: float = 0.0) -> LocalRun:
+def run_memory(
+    spec: dict[str, Any],
+    *,
+    seed: int = 0,
+    timeout: float = 300,
+    announce_interval: float = 1.0,
+    loss: float = 0.0,
+) -> LocalRun:
     import trio
 
     from specswarm.local import run_local
     from specswarm.model.replay import ScriptedModel
 
-    digest, swarm, seconds = trio.run(lambda: run_local(
-        spec, ScriptedModel, seed=seed, timeout=timeout, announce_interval=announce_interval, loss=loss))
+    digest, swarm, seconds = trio.run(
+        lambda: run_local(
+            spec, ScriptedModel, seed=seed, timeout=timeout, announce_interval=announce_interval, loss=loss
+        )
+    )
     nodes = list(swarm.nodes.values())
     stats = [n.transport.stats for n in nodes]
     sizes = [len(n.state) for n in nodes]
@@ -333,11 +386,16 @@ def run_memory(spec: dict[str, Any], *, seed: int = 0, timeout: float = 300,
     for n in nodes:
         union |= n.state.ids
     return LocalRun(
-        seconds=seconds, events=len(union), nodes=len(nodes[0].plan().nodes),
-        published=sum(s.published for s in stats), received=sum(s.received for s in stats),
-        bytes_out=sum(s.bytes_out for s in stats), bytes_in=sum(s.bytes_in for s in stats),
+        seconds=seconds,
+        events=len(union),
+        nodes=len(nodes[0].plan().nodes),
+        published=sum(s.published for s in stats),
+        received=sum(s.received for s in stats),
+        bytes_out=sum(s.bytes_out for s in stats),
+        bytes_in=sum(s.bytes_in for s in stats),
         requests=sum(s.requests_made for s in stats),
         sync_bytes=sum(getattr(n.counters, "sync_bytes", 0) for n in nodes),
         announces=sum(getattr(n.counters, "announces", 0) for n in nodes),
         lost=sum(len(union) - s for s in sizes),
-        digest_agree=len({n.plan().digest for n in nodes}) == 1)
+        digest_agree=len({n.plan().digest for n in nodes}) == 1,
+    )

@@ -28,8 +28,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
     ap.add_argument("--first-seed", type=int, default=0)
-    ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
-                    help="only this scenario (repeatable)")
+    ap.add_argument(
+        "--scenario", action="append", choices=sorted(SCENARIOS), help="only this scenario (repeatable)"
+    )
     ap.add_argument("--keep", type=Path, help="keep every run's directory under here")
     args = ap.parse_args()
     names = args.scenario or list(SCENARIOS)
@@ -53,8 +54,9 @@ def main() -> int:
                 passed += 1
             took = time.monotonic() - started
             times.append(took)
-            print(f"{name:16s} seed {seed:3d}: {'pass' if ok else 'FAIL'} in {took:5.1f} s  {info}",
-                  flush=True)
+            print(
+                f"{name:16s} seed {seed:3d}: {'pass' if ok else 'FAIL'} in {took:5.1f} s  {info}", flush=True
+            )
             if args.keep is None:
                 shutil.rmtree(base, ignore_errors=True)
         rows.append((name, passed, len(seeds), sum(times) / len(times), max(times), failures))

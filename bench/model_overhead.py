@@ -26,17 +26,27 @@ from specswarm.model.gpt4all_backend import CHATML_SYSTEM, CHATML_USER, N_BATCH,
 REPO = Path(__file__).resolve().parent.parent
 GOAL = "Plan a two-week trip to Japan"
 NODE = {"id": "root", "title": GOAL, "detail": "", "depth": 0}
-KIDS = [{"title": "Tokyo neighbourhoods", "detail": "Shinjuku, Asakusa"},
-        {"title": "Kyoto temples", "detail": "Fushimi Inari"},
-        {"title": "Osaka food", "detail": "Dotonbori"}]
+KIDS = [
+    {"title": "Tokyo neighbourhoods", "detail": "Shinjuku, Asakusa"},
+    {"title": "Kyoto temples", "detail": "Fushimi Inari"},
+    {"title": "Osaka food", "detail": "Dotonbori"},
+]
 
 
 def requests() -> list[GenerationRequest]:
     ctx: dict[str, Any] = {
-        "goal": GOAL, "context": "Two adults, first visit, spring", "node": NODE,
-        "ancestors": [], "siblings": [], "strategy": "geography", "critiques": [],
-        "constraints": [], "limits": {"min_children": 3, "max_children": 5, "target": 4},
-        "is_last_level": False, "fact_fields": [], "proposal": KIDS,
+        "goal": GOAL,
+        "context": "Two adults, first visit, spring",
+        "node": NODE,
+        "ancestors": [],
+        "siblings": [],
+        "strategy": "geography",
+        "critiques": [],
+        "constraints": [],
+        "limits": {"min_children": 3, "max_children": 5, "target": 4},
+        "is_last_level": False,
+        "fact_fields": [],
+        "proposal": KIDS,
         "leaf": {"title": "Book a ryokan in Kyoto", "detail": "4 nights, near Gion"},
     }
     out = []
@@ -57,11 +67,16 @@ def direct(gpt: Any, req: GenerationRequest) -> tuple[str, int, float]:
         return True
 
     started = time.perf_counter()
-    with gpt.chat_session(system_prompt=CHATML_SYSTEM.format(req.system),
-                          prompt_template=CHATML_USER):
-        text = gpt.generate(req.prompt, max_tokens=req.max_tokens, temp=req.temperature,
-                            top_k=req.top_k, repeat_penalty=req.repeat_penalty,
-                            n_batch=N_BATCH, callback=cb)
+    with gpt.chat_session(system_prompt=CHATML_SYSTEM.format(req.system), prompt_template=CHATML_USER):
+        text = gpt.generate(
+            req.prompt,
+            max_tokens=req.max_tokens,
+            temp=req.temperature,
+            top_k=req.top_k,
+            repeat_penalty=req.repeat_penalty,
+            n_batch=N_BATCH,
+            callback=cb,
+        )
     return text, count, time.perf_counter() - started
 
 
@@ -105,8 +120,10 @@ def main() -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     h_rate = totals["harness"][0] / totals["harness"][1]
     d_rate = totals["direct"][0] / totals["direct"][1]
-    print(f"model load: {load_s:.1f} s; {len(reqs)} prompts x {args.rounds} rounds, "
-          f"{args.threads} threads; identical text: {same_text}")
+    print(
+        f"model load: {load_s:.1f} s; {len(reqs)} prompts x {args.rounds} rounds, "
+        f"{args.threads} threads; identical text: {same_text}"
+    )
     print(f"{'path':<10}{'tokens':>8}{'seconds':>10}{'tok/s':>8}  (end-to-end: prompt + generation)")
     for who in ("direct", "harness"):
         toks, secs = totals[who]

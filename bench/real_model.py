@@ -41,9 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     spec = load_spec(args.spec).to_json()
     timeout = args.timeout or float(spec["budget"]["seconds"])
     print(machine())
-    print(f"spec: {args.spec} ({spec['name']}: {spec['goal']!r}); model backend "
-          f"{'scripted (smoke)' if args.scripted else spec['model']['backend']}; "
-          f"peers: " + ", ".join(f"{r} x{v['count']}" for r, v in spec["roles"].items()))
+    print(
+        f"spec: {args.spec} ({spec['name']}: {spec['goal']!r}); model backend "
+        f"{'scripted (smoke)' if args.scripted else spec['model']['backend']}; "
+        f"peers: " + ", ".join(f"{r} x{v['count']}" for r, v in spec["roles"].items())
+    )
     r = run_plan(spec, spec_path=args.spec, timeout=timeout, scripted=args.scripted)
     if r.code != 0:
         print(f"specswarm plan exited {r.code}:\n{r.stderr}", file=sys.stderr)
@@ -68,34 +70,48 @@ def main(argv: list[str] | None = None) -> int:
         {"metric": "converge s (every peer joined -> all hold the final set)", "value": converge},
         {"metric": "model generation s (sum of counters.model_gen_seconds)", "value": gen},
         {"metric": "model task s (sum of model_seconds: incl. lock wait + load)", "value": task},
-        {"metric": "critical path estimate s (= generation sum: the machine lock serializes)",
-         "value": gen},
+        {"metric": "critical path estimate s (= generation sum: the machine lock serializes)", "value": gen},
         {"metric": "tokens generated", "value": int(tokens)},
         {"metric": "tokens/s of generation", "value": tokens / gen if gen else None},
         {"metric": "model calls (tasks) / generations", "value": f"{calls:.0f} / {gens:.0f}"},
         {"metric": "model calls per accepted node", "value": calls / accepted if accepted else None},
         {"metric": "coordination s = wall - generation", "value": coord},
         {"metric": "coordination % of wall", "value": 100 * coord / r.wall if r.wall else None},
-        {"metric": "coordination % of converge (start-up excluded)",
-         "value": 100 * coord_run / converge if converge == converge and converge else None},
+        {
+            "metric": "coordination % of converge (start-up excluded)",
+            "value": 100 * coord_run / converge if converge == converge and converge else None,
+        },
         {"metric": "peak RSS total MiB", "value": sum(r.rss_kib.values()) / 1024},
     ]
     print(table(rows))
     print(table([{"peer": k, "peak RSS MiB": v / 1024} for k, v in sorted(r.rss_kib.items())]))
-    per_peer = [{"peer": p["name"], "calls": p["counters"].get("model_calls"),
-                 "gens": p["counters"].get("model_generations"),
-                 "tokens": p["counters"].get("model_tokens"),
-                 "gen s": p["counters"].get("model_gen_seconds"),
-                 "task s": p["counters"].get("model_seconds"),
-                 "published": p["counters"].get("published"), "events": p.get("events")}
-                for p in r.peers]
+    per_peer = [
+        {
+            "peer": p["name"],
+            "calls": p["counters"].get("model_calls"),
+            "gens": p["counters"].get("model_generations"),
+            "tokens": p["counters"].get("model_tokens"),
+            "gen s": p["counters"].get("model_gen_seconds"),
+            "task s": p["counters"].get("model_seconds"),
+            "published": p["counters"].get("published"),
+            "events": p.get("events"),
+        }
+        for p in r.peers
+    ]
     print(table(per_peer))
     met = r.code == 0 and r.wall > 0 and coord / r.wall < 0.10
-    print(f"target coordination < 10% of wall: {'met' if met else 'MISSED'} "
-          f"({100 * coord / r.wall:.1f}% of wall; {100 * coord_run / converge:.1f}% after start-up)")
+    print(
+        f"target coordination < 10% of wall: {'met' if met else 'MISSED'} "
+        f"({100 * coord / r.wall:.1f}% of wall; {100 * coord_run / converge:.1f}% after start-up)"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "rss_kib": r.rss_kib, "peers": per_peer,
-                                         "timeline": r.timeline}, indent=1, default=str))
+        args.json.write_text(
+            json.dumps(
+                {"rows": rows, "rss_kib": r.rss_kib, "peers": per_peer, "timeline": r.timeline},
+                indent=1,
+                default=str,
+            )
+        )
     return 0 if r.code == 0 else 1
 
 

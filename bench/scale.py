@@ -54,9 +54,13 @@ def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
     agree = all({p.get("digest") for p in r.peers} == {r.report.get("digest")} for r in good)
     rss = [kib / 1024 for r in runs for kib in r.rss_kib.values()]
     return {
-        "case": label, "peers": len(r0.peers), "nodes": nodes, "events": r0.events,
+        "case": label,
+        "peers": len(r0.peers),
+        "nodes": nodes,
+        "events": r0.events,
         "ok": f"{len(good)}/{len(runs)}",
-        "startup s": median(r.startup for r in good), "converge s": median(r.converge for r in good),
+        "startup s": median(r.startup for r in good),
+        "converge s": median(r.converge for r in good),
         "msgs recv/node": median(r.transport_sum("received") / max(1, nodes) for r in good),
         "pub/node": median(r.transport_sum("published") / max(1, nodes) for r in good),
         "announces": median(r.counter_sum("announces") for r in good),
@@ -64,7 +68,8 @@ def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
         "sync KiB": median(r.counter_sum("sync_bytes") / 1024 for r in good),
         "sync events": median(r.counter_sum("synced_events") for r in good),
         "all KiB out": median(r.transport_sum("bytes_out") / 1024 for r in good),
-        "RSS/peer MiB": median(rss) if rss else None, "RSS max MiB": max(rss) if rss else None,
+        "RSS/peer MiB": median(rss) if rss else None,
+        "RSS max MiB": max(rss) if rss else None,
         "missing at stop": sum(sum(r.lost.values()) for r in runs),
         "missing kinds": ",".join(f"{k}:{v}" for k, v in sorted(_missing_kinds(runs).items())) or "-",
         "digests agree": "yes" if agree and good and final else "NO",
@@ -75,9 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--peers", type=int, nargs="*", default=[4, 8, 16, 32])
     ap.add_argument("--peer-depth", type=int, default=2, help="plan depth for the peer sweep")
-    ap.add_argument("--plans", nargs="*", default=["1x3", "2x3", "3x3", "2x8", "3x6", "3x8"],
-                    help="DEPTHxMAX plan shapes (min_children 2; the scripted model gives MAX parts at the "
-                         "root and MAX-1 below it)")
+    ap.add_argument(
+        "--plans",
+        nargs="*",
+        default=["1x3", "2x3", "3x3", "2x8", "3x6", "3x8"],
+        help="DEPTHxMAX plan shapes (min_children 2; the scripted model gives MAX parts at the "
+        "root and MAX-1 below it)",
+    )
     ap.add_argument("--p2p-max-nodes", type=int, default=160, help="larger plans run in memory only")
     ap.add_argument("--plan-peers", type=int, default=9)
     ap.add_argument("--repeat", type=int, default=1)
@@ -91,48 +100,80 @@ def main(argv: list[str] | None = None) -> int:
     if args.peers:
         rows = []
         for total in args.peers:
-            spec = bench_spec(depth=args.peer_depth, settle=args.settle, seconds=args.timeout,
-                              min_children=2, max_children=3, **_swarm(total))
+            spec = bench_spec(
+                depth=args.peer_depth,
+                settle=args.settle,
+                seconds=args.timeout,
+                min_children=2,
+                max_children=3,
+                **_swarm(total),
+            )
             rows.append(_p2p_row(f"{total} peers", spec, args.timeout, args.repeat))
-        print(f"\n## peers (real libp2p, one process each; scripted model; depth {args.peer_depth}, "
-              f"2-3 children; {args.repeat} run(s), medians)")
+        print(
+            f"\n## peers (real libp2p, one process each; scripted model; depth {args.peer_depth}, "
+            f"2-3 children; {args.repeat} run(s), medians)"
+        )
         print(table(rows))
         big = [r for r in rows if r["peers"] >= 32]
         if big:
-            ok = all(r["missing at stop"] == 0 and r["digests agree"] == "yes"
-                     and r["ok"].split("/")[0] == r["ok"].split("/")[1]
-                     for r in big)
+            ok = all(
+                r["missing at stop"] == 0
+                and r["digests agree"] == "yes"
+                and r["ok"].split("/")[0] == r["ok"].split("/")[1]
+                for r in big
+            )
             print(f"target: 32 peers converge with no lost event: {'met' if ok else 'MISSED'}")
-        print("missing at stop = events of the union of all peers' logs that a peer's log lacks when the "
-              "launcher stops the swarm (it stops once every peer reports the final digest; events that "
-              "do not change the plan, e.g. a losing claim, may still be in flight then)")
+        print(
+            "missing at stop = events of the union of all peers' logs that a peer's log lacks when the "
+            "launcher stops the swarm (it stops once every peer reports the final digest; events that "
+            "do not change the plan, e.g. a losing claim, may still be in flight then)"
+        )
 
     if args.plans:
         rows = []
         roles = _swarm(args.plan_peers)
         for shape in args.plans:
             depth, children = (int(x) for x in shape.split("x"))
-            spec = bench_spec(depth=depth, min_children=2, max_children=children,
-                              settle=args.settle, seconds=args.timeout, **roles)
+            spec = bench_spec(
+                depth=depth,
+                min_children=2,
+                max_children=children,
+                settle=args.settle,
+                seconds=args.timeout,
+                **roles,
+            )
             want = 1 + sum(children * (children - 1) ** (d - 1) for d in range(1, depth + 1))
             mem = [run_memory(spec, seed=i, timeout=args.timeout) for i in range(args.repeat)]
-            row = {"shape": shape, "nodes": mem[0].nodes, "events": mem[0].events,
-                   "mem s": median(m.seconds for m in mem),
-                   "mem msgs recv/node": median(m.received / max(1, m.nodes) for m in mem),
-                   "mem sync req": median(m.requests for m in mem),
-                   "mem sync KiB": median(m.sync_bytes / 1024 for m in mem),
-                   "mem lost": sum(m.lost for m in mem)}
+            row = {
+                "shape": shape,
+                "nodes": mem[0].nodes,
+                "events": mem[0].events,
+                "mem s": median(m.seconds for m in mem),
+                "mem msgs recv/node": median(m.received / max(1, m.nodes) for m in mem),
+                "mem sync req": median(m.requests for m in mem),
+                "mem sync KiB": median(m.sync_bytes / 1024 for m in mem),
+                "mem lost": sum(m.lost for m in mem),
+            }
             if want <= args.p2p_max_nodes:
                 p = _p2p_row(shape, spec, args.timeout, args.repeat)
-                row.update({"p2p converge s": p["converge s"], "p2p msgs recv/node": p["msgs recv/node"],
-                            "p2p sync req": p["sync req"], "p2p sync KiB": p["sync KiB"],
-                            "p2p RSS/peer MiB": p["RSS/peer MiB"], "p2p missing": p["missing at stop"],
-                            "p2p digests agree": p["digests agree"]})
+                row.update(
+                    {
+                        "p2p converge s": p["converge s"],
+                        "p2p msgs recv/node": p["msgs recv/node"],
+                        "p2p sync req": p["sync req"],
+                        "p2p sync KiB": p["sync KiB"],
+                        "p2p RSS/peer MiB": p["RSS/peer MiB"],
+                        "p2p missing": p["missing at stop"],
+                        "p2p digests agree": p["digests agree"],
+                    }
+                )
             else:
                 row["p2p converge s"] = "mem only"
             rows.append(row)
-        print(f"\n## plan size ({args.plan_peers} peers: {roles}; scripted model; settle {args.settle}s; "
-              f"libp2p only up to {args.p2p_max_nodes} nodes)")
+        print(
+            f"\n## plan size ({args.plan_peers} peers: {roles}; scripted model; settle {args.settle}s; "
+            f"libp2p only up to {args.p2p_max_nodes} nodes)"
+        )
         print(table(rows))
 
     if not args.no_fold:

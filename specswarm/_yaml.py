@@ -74,8 +74,7 @@ class LineLoader(yaml.SafeLoader):
             active = active | {id(node)}
         if isinstance(node, SequenceNode):
             return [
-                self._construct(item, (*path, index), out, active)
-                for index, item in enumerate(node.value)
+                self._construct(item, (*path, index), out, active) for index, item in enumerate(node.value)
             ]
         if isinstance(node, MappingNode):
             return self._construct_located_mapping(node, path, out, active)

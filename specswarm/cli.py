@@ -82,9 +82,12 @@ def render(
 
     log = read_event_log(events)
     if log.rejected:
-        typer.secho(f"{events}: dropped {len(log.rejected)} invalid event(s); "
-                    f"first: line {log.rejected[0][0]}: {log.rejected[0][1]}",
-                    fg=typer.colors.YELLOW, err=True)
+        typer.secho(
+            f"{events}: dropped {len(log.rejected)} invalid event(s); "
+            f"first: line {log.rejected[0][0]}: {log.rejected[0][1]}",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     plan = fold(log.events)
     _write_output(render_plan(plan, format.value), out)
 
@@ -92,19 +95,40 @@ def render(
 @app.command()
 def plan(
     spec: Annotated[Path, typer.Argument(help="Goal spec (YAML).")],
-    format: Annotated[Format | None, typer.Option("--format", "-f", help="Default: the spec's output.format.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the plan here (default stdout).")] = None,
-    events: Annotated[Path | None, typer.Option("--events", help="Write every signed event here (JSON lines).")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before giving up (default: the spec's budget).")] = None,
-    resume: Annotated[Path | None, typer.Option("--resume", help="Continue from an event log written by --events.")] = None,
+    format: Annotated[
+        Format | None, typer.Option("--format", "-f", help="Default: the spec's output.format.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the plan here (default stdout).")
+    ] = None,
+    events: Annotated[
+        Path | None, typer.Option("--events", help="Write every signed event here (JSON lines).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Seconds before giving up (default: the spec's budget).")
+    ] = None,
+    resume: Annotated[
+        Path | None, typer.Option("--resume", help="Continue from an event log written by --events.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
-    report: Annotated[Path | None, typer.Option("--report", help="Write a JSON run report here (digests per peer, counters, timings).")] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Write a JSON run report here (digests per peer, counters, timings)."),
+    ] = None,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.launcher import run_plan
 
-    code = run_plan(spec, fmt=format.value if format else None, out=out, events_path=events,
-                    timeout=timeout, resume=resume, quiet=quiet, report=report)
+    code = run_plan(
+        spec,
+        fmt=format.value if format else None,
+        out=out,
+        events_path=events,
+        timeout=timeout,
+        resume=resume,
+        quiet=quiet,
+        report=report,
+    )
     raise typer.Exit(code)
 
 
@@ -112,7 +136,9 @@ def plan(
 def peer(
     role: Annotated[Role, typer.Option("--role", help="The role this peer takes.")],
     spec: Annotated[Path | None, typer.Option("--spec", help="Start a run from this spec.")] = None,
-    join: Annotated[list[str] | None, typer.Option("--join", help="Multiaddr of a peer to join (repeatable).")] = None,
+    join: Annotated[
+        list[str] | None, typer.Option("--join", help="Multiaddr of a peer to join (repeatable).")
+    ] = None,
     mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
     listen: Annotated[str, typer.Option("--listen", help="Listen multiaddr.")] = "/ip4/127.0.0.1/tcp/0",
     key: Annotated[Path | None, typer.Option("--key", help="Identity key file (created if missing).")] = None,
@@ -120,21 +146,37 @@ def peer(
     events: Annotated[Path | None, typer.Option("--events", help="Append every event seen here.")] = None,
     run_file: Annotated[Path | None, typer.Option("--run-file", hidden=True)] = None,
     admission: Annotated[str | None, typer.Option("--admission", hidden=True)] = None,
-    preload: Annotated[Path | None, typer.Option("--preload", help="Start from the events of this log.")] = None,
+    preload: Annotated[
+        Path | None, typer.Option("--preload", help="Start from the events of this log.")
+    ] = None,
     json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
     from specswarm.peer_main import run_peer_cli
 
-    raise typer.Exit(run_peer_cli(role=role.value, spec=spec, join=join or [], mdns=mdns,
-                                  listen=listen, key=key, strategy=strategy, events=events,
-                                  run_file=run_file, admission=admission, preload=preload,
-                                  json_status=json_status))
+    raise typer.Exit(
+        run_peer_cli(
+            role=role.value,
+            spec=spec,
+            join=join or [],
+            mdns=mdns,
+            listen=listen,
+            key=key,
+            strategy=strategy,
+            events=events,
+            run_file=run_file,
+            admission=admission,
+            preload=preload,
+            json_status=json_status,
+        )
+    )
 
 
 @app.command()
 def observe(
-    join: Annotated[list[str] | None, typer.Option("--join", help="Multiaddr of a swarm peer (repeatable).")] = None,
+    join: Annotated[
+        list[str] | None, typer.Option("--join", help="Multiaddr of a swarm peer (repeatable).")
+    ] = None,
     mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
     out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
@@ -143,9 +185,20 @@ def observe(
     """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
     from specswarm.peer_main import run_peer_cli
 
-    raise typer.Exit(run_peer_cli(role="observer", spec=None, join=join or [], mdns=mdns,
-                                  listen="/ip4/127.0.0.1/tcp/0", key=None, strategy=None,
-                                  events=events, fmt=format.value, out=out))
+    raise typer.Exit(
+        run_peer_cli(
+            role="observer",
+            spec=None,
+            join=join or [],
+            mdns=mdns,
+            listen="/ip4/127.0.0.1/tcp/0",
+            key=None,
+            strategy=None,
+            events=events,
+            fmt=format.value,
+            out=out,
+        )
+    )
 
 
 def _register_subapps() -> None:

@@ -32,8 +32,14 @@ from typing import Any
 HARD_CHECKS = frozenset({"count", "duplicates", "constraints"})
 """A failed hard check vetoes approval whatever the score."""
 
-WEIGHTS = {"count": 1.0, "duplicates": 1.5, "overlap": 1.0, "vagueness": 2.0,
-           "coverage": 1.0, "constraints": 1.5}
+WEIGHTS = {
+    "count": 1.0,
+    "duplicates": 1.5,
+    "overlap": 1.0,
+    "vagueness": 2.0,
+    "coverage": 1.0,
+    "constraints": 1.5,
+}
 """Weight of each check in the mechanical score."""
 
 VETO_BELOW = {"overlap": 25, "vagueness": 25}
@@ -47,6 +53,7 @@ OVERLAP_LIMIT = 0.45
 """Title+detail token Jaccard at or above which two siblings overlap too much."""
 COVERAGE_FULL = 0.5
 """Share of the parent's key terms the children must mention for a full coverage score."""
+
 
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -206,8 +213,10 @@ def check_overlap(children: Sequence[Any]) -> Check:
     score = 100 * (1 - max(0.0, worst - 0.1) / 0.5)
     if worst >= OVERLAP_LIMIT:
         i, j = pair
-        note = (f"{_label(i, children[i])} and {_label(j, children[j])} overlap "
-                f"({worst:.2f} of their words shared)")
+        note = (
+            f"{_label(i, children[i])} and {_label(j, children[j])} overlap "
+            f"({worst:.2f} of their words shared)"
+        )
         return Check("overlap", _clamp(score), False, note)
     return Check("overlap", _clamp(score), True, f"largest sibling overlap {worst:.2f}")
 
@@ -273,8 +282,9 @@ def _mentions(text: str, term: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", text.lower()) is not None
 
 
-def check_constraints(parent: Any, children: Sequence[Any],
-                      constraints: Iterable[Mapping[str, Any]], depth: int) -> Check:
+def check_constraints(
+    parent: Any, children: Sequence[Any], constraints: Iterable[Mapping[str, Any]], depth: int
+) -> Check:
     applicable = constraints_for(constraints, depth)
     problems: list[str] = []
     checked = 0
@@ -288,8 +298,11 @@ def check_constraints(parent: Any, children: Sequence[Any],
                 continue
             checked += 1
             values = [(_get(c, "facts") or {}).get(field) for c in children]
-            lacking = [_label(i, c) for i, (c, v) in enumerate(zip(children, values, strict=True))
-                       if not isinstance(v, int | float) or isinstance(v, bool)]
+            lacking = [
+                _label(i, c)
+                for i, (c, v) in enumerate(zip(children, values, strict=True))
+                if not isinstance(v, int | float) or isinstance(v, bool)
+            ]
             if lacking:
                 problems.append(f"{field} missing on {', '.join(lacking)}")
                 continue
@@ -315,10 +328,17 @@ def check_constraints(parent: Any, children: Sequence[Any],
     return Check("constraints", 100, True, f"{checked} constraint(s) met")
 
 
-def run_checks(parent: Any, children: Sequence[Any], *, goal: str = "",
-               constraints: Iterable[Mapping[str, Any]] = (), min_children: int = 2,
-               max_children: int = 6, depth: int | None = None,
-               elsewhere: Sequence[str] = ()) -> list[Check]:
+def run_checks(
+    parent: Any,
+    children: Sequence[Any],
+    *,
+    goal: str = "",
+    constraints: Iterable[Mapping[str, Any]] = (),
+    min_children: int = 2,
+    max_children: int = 6,
+    depth: int | None = None,
+    elsewhere: Sequence[str] = (),
+) -> list[Check]:
     """Every mechanical check of a proposed split, in a fixed order."""
     level = int(_get(parent, "depth", 0) or 0) if depth is None else depth
     return [
@@ -332,18 +352,25 @@ def run_checks(parent: Any, children: Sequence[Any], *, goal: str = "",
     ]
 
 
-def check_split(spec_json: Mapping[str, Any], parent: Any, children: Sequence[Any],
-                elsewhere: Sequence[str] = ()) -> list[Check]:
+def check_split(
+    spec_json: Mapping[str, Any], parent: Any, children: Sequence[Any], elsewhere: Sequence[str] = ()
+) -> list[Check]:
     """:func:`run_checks` with the goal, constraints and limits read from a normalized spec."""
     tree = spec_json.get("tree", {})
-    return run_checks(parent, children, goal=str(spec_json.get("goal", "")),
-                      constraints=spec_json.get("constraints", []),
-                      min_children=int(tree.get("min_children", 2)),
-                      max_children=int(tree.get("max_children", 6)), elsewhere=elsewhere)
+    return run_checks(
+        parent,
+        children,
+        goal=str(spec_json.get("goal", "")),
+        constraints=spec_json.get("constraints", []),
+        min_children=int(tree.get("min_children", 2)),
+        max_children=int(tree.get("max_children", 6)),
+        elsewhere=elsewhere,
+    )
 
 
-def combine(checks: Sequence[Check], model_score: int | None, model_weight: float,
-            approve_threshold: int = 60) -> tuple[int, bool]:
+def combine(
+    checks: Sequence[Check], model_score: int | None, model_weight: float, approve_threshold: int = 60
+) -> tuple[int, bool]:
     """Blend the checks (weighted mean) with the model's 0..100 rating; decide approval.
 
     ``model_weight`` in [0, 1] is the model's share of the score (ignored when
@@ -354,14 +381,15 @@ def combine(checks: Sequence[Check], model_score: int | None, model_weight: floa
     if not 0.0 <= model_weight <= 1.0:
         raise ValueError(f"model_weight must be within [0, 1], got {model_weight}")
     total_w = sum(WEIGHTS.get(c.name, 1.0) for c in checks)
-    mechanical = (sum(WEIGHTS.get(c.name, 1.0) * c.score for c in checks) / total_w
-                  if total_w else 100.0)
-    score = mechanical if model_score is None else (
-        (1 - model_weight) * mechanical + model_weight * max(0, min(100, model_score)))
+    mechanical = sum(WEIGHTS.get(c.name, 1.0) * c.score for c in checks) / total_w if total_w else 100.0
+    score = (
+        mechanical
+        if model_score is None
+        else ((1 - model_weight) * mechanical + model_weight * max(0, min(100, model_score)))
+    )
     final = _clamp(score)
     vetoed = any(
-        (c.name in HARD_CHECKS and not c.passed) or c.score < VETO_BELOW.get(c.name, 0)
-        for c in checks
+        (c.name in HARD_CHECKS and not c.passed) or c.score < VETO_BELOW.get(c.name, 0) for c in checks
     )
     return final, final >= approve_threshold and not vetoed
 

@@ -58,8 +58,14 @@ class Event:
             object.__setattr__(self, "id", sha256_hex(canonical_bytes(self.unsigned())))
 
     def unsigned(self) -> dict[str, Any]:
-        return {"v": VERSION, "run": self.run, "kind": self.kind, "author": self.author,
-                "lamport": self.lamport, "body": self.body}
+        return {
+            "v": VERSION,
+            "run": self.run,
+            "kind": self.kind,
+            "author": self.author,
+            "lamport": self.lamport,
+            "body": self.body,
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {**self.unsigned(), "sig": self.sig}
@@ -75,12 +81,25 @@ class Event:
 
 def make_event(identity: Identity, run: str, kind: str, lamport: int, body: Mapping[str, Any]) -> Event:
     """Sign a new event. The body must already have the shape the schema asks for."""
-    unsigned = {"v": VERSION, "run": run, "kind": kind, "author": identity.peer_id,
-                "lamport": lamport, "body": dict(body)}
+    unsigned = {
+        "v": VERSION,
+        "run": run,
+        "kind": kind,
+        "author": identity.peer_id,
+        "lamport": lamport,
+        "body": dict(body),
+    }
     raw = canonical_bytes(unsigned)
     sig = base64.b64encode(identity.sign(DOMAIN + raw)).decode()
-    return Event(run=run, kind=kind, author=identity.peer_id, lamport=lamport,
-                 body=dict(body), sig=sig, id=sha256_hex(raw))
+    return Event(
+        run=run,
+        kind=kind,
+        author=identity.peer_id,
+        lamport=lamport,
+        body=dict(body),
+        sig=sig,
+        id=sha256_hex(raw),
+    )
 
 
 def run_id_for(body: Mapping[str, Any]) -> str:
@@ -88,8 +107,9 @@ def run_id_for(body: Mapping[str, Any]) -> str:
     return digest(dict(body))[:32]
 
 
-def make_run_event(identity: Identity, spec_json: Mapping[str, Any], *, admission: str | None = None,
-                   nonce: str = "") -> Event:
+def make_run_event(
+    identity: Identity, spec_json: Mapping[str, Any], *, admission: str | None = None, nonce: str = ""
+) -> Event:
     body = {"spec": dict(spec_json), "admission": admission, "nonce": nonce}
     return make_event(identity, run_id_for(body), "run", 0, body)
 
@@ -130,8 +150,11 @@ def _kind_validators() -> dict[str, Draft202012Validator]:
     for branch in schema.get("allOf", []):
         cond = branch.get("if", {})
         kind = cond.get("properties", {}).get("kind", {}).get("const")
-        shaped = set(branch) == {"if", "then"} and set(cond) == {"properties"} \
+        shaped = (
+            set(branch) == {"if", "then"}
+            and set(cond) == {"properties"}
             and set(cond["properties"]) == {"kind"}
+        )
         if not shaped or not isinstance(kind, str) or kind in out:
             return {}
         out[kind] = Draft202012Validator({**schema, "allOf": [branch]})
@@ -192,8 +215,15 @@ def parse_event(data: bytes | str | Mapping[str, Any], run: str | None = None) -
         if run_id_for(obj["body"]) != obj["run"]:
             raise EventError("run event: its run id is not the hash of its body")
         _check_run_spec(obj["body"]["spec"])
-    return Event(run=obj["run"], kind=obj["kind"], author=obj["author"], lamport=obj["lamport"],
-                 body=obj["body"], sig=obj["sig"], id=sha256_hex(raw))
+    return Event(
+        run=obj["run"],
+        kind=obj["kind"],
+        author=obj["author"],
+        lamport=obj["lamport"],
+        body=obj["body"],
+        sig=obj["sig"],
+        id=sha256_hex(raw),
+    )
 
 
 def _check_run_spec(spec: Mapping[str, Any]) -> None:
@@ -205,8 +235,9 @@ def _check_run_spec(spec: Mapping[str, Any]) -> None:
         spec_from_json(spec)
     except SpecError as exc:
         first = exc.problems[0] if exc.problems else None
-        raise EventError(f"run event: invalid spec: {first.path}: {first.message}" if first
-                         else "run event: invalid spec") from None
+        raise EventError(
+            f"run event: invalid spec: {first.path}: {first.message}" if first else "run event: invalid spec"
+        ) from None
 
 
 # -- event logs (JSON lines) ----------------------------------------------------------

@@ -180,10 +180,14 @@ class Plan:
     def progress(self) -> dict[str, int]:
         nodes = self.walk()
         leaves = [n for n in nodes if n.leaf]
-        return {"nodes": len(nodes), "split": sum(1 for n in nodes if n.accepted),
-                "open": sum(1 for n in nodes if not n.leaf and not n.accepted),
-                "leaves": len(leaves), "claimed": sum(1 for n in leaves if n.claim),
-                "done": sum(1 for n in leaves if n.result)}
+        return {
+            "nodes": len(nodes),
+            "split": sum(1 for n in nodes if n.accepted),
+            "open": sum(1 for n in nodes if not n.leaf and not n.accepted),
+            "leaves": len(leaves),
+            "claimed": sum(1 for n in leaves if n.claim),
+            "done": sum(1 for n in leaves if n.result),
+        }
 
     def content(self) -> dict[str, Any]:
         """The digest's input: the tree's content only (no tallies, no transient claims)."""
@@ -196,23 +200,39 @@ class Plan:
         """Full export (validated by schemas/plan.schema.json), nodes nested from the root."""
 
         def vote(v: VoteView) -> dict[str, Any]:
-            return {"id": v.id, "author": v.author, "approve": v.approve, "score": v.score,
-                    "critique": v.critique, "checks": [dict(c) for c in v.checks],
-                    "model_score": v.model_score}
+            return {
+                "id": v.id,
+                "author": v.author,
+                "approve": v.approve,
+                "score": v.score,
+                "critique": v.critique,
+                "checks": [dict(c) for c in v.checks],
+                "model_score": v.model_score,
+            }
 
         def proposal(p: ProposalView) -> dict[str, Any]:
-            return {"id": p.id, "author": p.author, "strategy": p.strategy, "status": p.status,
-                    "revises": p.revises, "rationale": p.rationale,
-                    "children": [dict(c) for c in p.children],
-                    "tally": {"approve": p.approvals, "reject": p.rejections,
-                              "mean_score": p.mean_score},
-                    "votes": [vote(v) for v in p.votes]}
+            return {
+                "id": p.id,
+                "author": p.author,
+                "strategy": p.strategy,
+                "status": p.status,
+                "revises": p.revises,
+                "rationale": p.rationale,
+                "children": [dict(c) for c in p.children],
+                "tally": {"approve": p.approvals, "reject": p.rejections, "mean_score": p.mean_score},
+                "votes": [vote(v) for v in p.votes],
+            }
 
         def node(n: NodeView) -> dict[str, Any]:
             acc = n.accepted_proposal
             out: dict[str, Any] = {
-                "id": n.id, "title": n.title, "detail": n.detail, "depth": n.depth,
-                "leaf": n.leaf, "status": n.status, "facts": dict(n.facts),
+                "id": n.id,
+                "title": n.title,
+                "detail": n.detail,
+                "depth": n.depth,
+                "leaf": n.leaf,
+                "status": n.status,
+                "facts": dict(n.facts),
                 "proposed_by": ({"author": acc.author, "strategy": acc.strategy} if acc else None),
                 "accepted": proposal(acc) if acc else None,
                 "alternatives": [proposal(p) for p in n.proposals if p.id != n.accepted],
@@ -220,9 +240,16 @@ class Plan:
             }
             if n.leaf:
                 out["claim"] = n.claim
-                out["result"] = ({"id": n.result.id, "author": n.result.author,
-                                  "output": n.result.output, "model": n.result.model}
-                                 if n.result else None)
+                out["result"] = (
+                    {
+                        "id": n.result.id,
+                        "author": n.result.author,
+                        "output": n.result.output,
+                        "model": n.result.model,
+                    }
+                    if n.result
+                    else None
+                )
             return out
 
         spec = self.spec or {}
@@ -243,9 +270,16 @@ class Plan:
 
 
 def _node_content(n: NodeView) -> dict[str, Any]:
-    return {"id": n.id, "parent": n.parent, "title": n.title, "detail": n.detail,
-            "leaf": n.leaf, "accepted": n.accepted, "children": list(n.children),
-            "result": n.result.id if n.result else None}
+    return {
+        "id": n.id,
+        "parent": n.parent,
+        "title": n.title,
+        "detail": n.detail,
+        "leaf": n.leaf,
+        "accepted": n.accepted,
+        "children": list(n.children),
+        "result": n.result.id if n.result else None,
+    }
 
 
 # -- the incremental fold ------------------------------------------------------------------
@@ -404,8 +438,9 @@ class FoldState:
             for join in joins:
                 if join.run != run.run:
                     continue
-                if admission and not admission_valid(admission, run.run, author,
-                                                     join.body["role"], join.body.get("admission")):
+                if admission and not admission_valid(
+                    admission, run.run, author, join.body["role"], join.body.get("admission")
+                ):
                     continue
                 best = _least(best, join)
             if best is not None:
@@ -431,8 +466,9 @@ class FoldState:
             self._dirty.clear()
             tree = spec.get("tree", {})
             max_depth = int(tree.get("max_depth", 2))
-            self._grow([_NodeSeed(ROOT, None, spec.get("goal", ""), spec.get("context", ""), 0,
-                                  max_depth <= 0, {})])
+            self._grow(
+                [_NodeSeed(ROOT, None, spec.get("goal", ""), spec.get("context", ""), 0, max_depth <= 0, {})]
+            )
         else:
             dirty, self._dirty = self._dirty, set()
             for node in dirty:
@@ -441,8 +477,9 @@ class FoldState:
         counts["proposals_outside_tree"] = counts.get("proposal", 0) - self._counted
         nodes = dict(self._tree)
         run_id = run.run
-        return Plan(run_id, spec, nodes, roles, counts, self._incomplete == 0,
-                    lambda: self._digest(run_id, nodes))
+        return Plan(
+            run_id, spec, nodes, roles, counts, self._incomplete == 0, lambda: self._digest(run_id, nodes)
+        )
 
     # -- the tree, kept between plans ------------------------------------------------------
     def _params(self) -> tuple[str, Mapping[str, str], int, int, int]:
@@ -453,14 +490,28 @@ class FoldState:
         q = quorum_size(spec.get("quorum", "majority"), n_scorers)
         return self.run_event.run, self.roles(), q, n_scorers, max_depth
 
-    def _view(self, seed: _NodeSeed, params: tuple[str, Mapping[str, str], int, int, int]
-              ) -> tuple[NodeView, list[_NodeSeed]]:
+    def _view(
+        self, seed: _NodeSeed, params: tuple[str, Mapping[str, str], int, int, int]
+    ) -> tuple[NodeView, list[_NodeSeed]]:
         """The view of one node from its (cached) decision, and the seeds of its children."""
         run, roles, q, n_scorers, max_depth = params
         if seed.leaf:
             claims, claim, result = self._decide_leaf(run, seed.id, roles)
-            return NodeView(seed.id, seed.parent, seed.title, seed.detail, seed.depth, True, seed.facts,
-                            (), (), None, claims, claim, result), []
+            return NodeView(
+                seed.id,
+                seed.parent,
+                seed.title,
+                seed.detail,
+                seed.depth,
+                True,
+                seed.facts,
+                (),
+                (),
+                None,
+                claims,
+                claim,
+                result,
+            ), []
         proposals, accepted = self._decide_split(run, seed.id, roles, q, n_scorers)
         children: list[str] = []
         seeds: list[_NodeSeed] = []
@@ -470,10 +521,32 @@ class FoldState:
             for i, ch in enumerate(acc.body["children"]):
                 cid = child_id(accepted, i)
                 children.append(cid)
-                seeds.append(_NodeSeed(cid, seed.id, ch["title"], ch.get("detail", ""), depth,
-                                       bool(ch.get("leaf")) or depth >= max_depth, ch.get("facts", {})))
-        return NodeView(seed.id, seed.parent, seed.title, seed.detail, seed.depth, False, seed.facts,
-                        tuple(children), proposals, accepted, (), None, None), seeds
+                seeds.append(
+                    _NodeSeed(
+                        cid,
+                        seed.id,
+                        ch["title"],
+                        ch.get("detail", ""),
+                        depth,
+                        bool(ch.get("leaf")) or depth >= max_depth,
+                        ch.get("facts", {}),
+                    )
+                )
+        return NodeView(
+            seed.id,
+            seed.parent,
+            seed.title,
+            seed.detail,
+            seed.depth,
+            False,
+            seed.facts,
+            tuple(children),
+            proposals,
+            accepted,
+            (),
+            None,
+            None,
+        ), seeds
 
     def _put(self, view: NodeView) -> None:
         assert self._tree is not None
@@ -533,8 +606,9 @@ class FoldState:
         data = b'{"nodes":[' + b",".join(parts) + b'],"run":' + canonical_bytes(run_id) + b"}"
         return sha256_hex(data)
 
-    def _decide_split(self, run: str, node: str, roles: Mapping[str, str], q: int,
-                      n_scorers: int) -> tuple[tuple[ProposalView, ...], str | None]:
+    def _decide_split(
+        self, run: str, node: str, roles: Mapping[str, str], q: int, n_scorers: int
+    ) -> tuple[tuple[ProposalView, ...], str | None]:
         key = node
         cached = self._decisions.get(key)
         if cached is not None:
@@ -545,8 +619,14 @@ class FoldState:
             prop = self._proposals[pid]
             if roles.get(prop.author) != "decomposer" or prop.run != run:
                 continue
-            votes = sorted((v for (a, r), v in self._votes.get(pid, {}).items()
-                            if r == run and roles.get(a) == "scorer"), key=lambda v: v.order)
+            votes = sorted(
+                (
+                    v
+                    for (a, r), v in self._votes.get(pid, {}).items()
+                    if r == run and roles.get(a) == "scorer"
+                ),
+                key=lambda v: v.order,
+            )
             approvals = [v for v in votes if v.body["approve"]]
             rejections = len(votes) - len(approvals)
             mean = (sum(v.body["score"] for v in votes) * 1000 // len(votes)) if votes else None
@@ -565,29 +645,56 @@ class FoldState:
                 status = "rejected"
             else:
                 status = "outvoted" if accepted else "pending"
-            views.append(ProposalView(
-                prop.id, node, prop.author, prop.body["strategy"],
-                tuple(prop.body["children"]), prop.body.get("revises"), prop.body.get("rationale", ""),
-                prop.lamport,
-                tuple(VoteView(v.id, v.author, v.body["approve"], v.body["score"],
-                               v.body.get("critique", ""), tuple(v.body.get("checks", ())),
-                               v.body.get("model_score"), v.lamport) for v in votes),
-                n_app, n_rej, None if mean is None else (mean + 500) // 1000, status))
+            views.append(
+                ProposalView(
+                    prop.id,
+                    node,
+                    prop.author,
+                    prop.body["strategy"],
+                    tuple(prop.body["children"]),
+                    prop.body.get("revises"),
+                    prop.body.get("rationale", ""),
+                    prop.lamport,
+                    tuple(
+                        VoteView(
+                            v.id,
+                            v.author,
+                            v.body["approve"],
+                            v.body["score"],
+                            v.body.get("critique", ""),
+                            tuple(v.body.get("checks", ())),
+                            v.body.get("model_score"),
+                            v.lamport,
+                        )
+                        for v in votes
+                    ),
+                    n_app,
+                    n_rej,
+                    None if mean is None else (mean + 500) // 1000,
+                    status,
+                )
+            )
         views.sort(key=lambda p: (p.id != accepted, p.lamport, p.author, p.id))
         decision = (tuple(views), accepted)
         self._decisions[key] = decision
         return decision
 
-    def _decide_leaf(self, run: str, leaf: str, roles: Mapping[str, str]
-                     ) -> tuple[tuple[ClaimView, ...], str | None, ResultView | None]:
+    def _decide_leaf(
+        self, run: str, leaf: str, roles: Mapping[str, str]
+    ) -> tuple[tuple[ClaimView, ...], str | None, ResultView | None]:
         cached = self._decisions.get(leaf)
         if cached is not None:
             return cached  # type: ignore[no-any-return]
-        claims = {cid: c for cid, c in self._claims.get(leaf, {}).items()
-                  if roles.get(c.author) == "executor" and c.run == run}
-        dead = {c.body["supersedes"] for c in claims.values()
-                if c.body.get("supersedes") in claims
-                and claims[c.body["supersedes"]].lamport < c.lamport}
+        claims = {
+            cid: c
+            for cid, c in self._claims.get(leaf, {}).items()
+            if roles.get(c.author) == "executor" and c.run == run
+        }
+        dead = {
+            c.body["supersedes"]
+            for c in claims.values()
+            if c.body.get("supersedes") in claims and claims[c.body["supersedes"]].lamport < c.lamport
+        }
         live = [c for cid, c in claims.items() if cid not in dead]
         winner = min(live, key=lambda c: c.order).id if live else None
         best: tuple[tuple[int, str, str], Event] | None = None
@@ -602,8 +709,10 @@ class FoldState:
         if best is not None:
             r = best[1]
             result = ResultView(r.id, r.author, r.body["claim"], r.body["output"], r.body.get("model", ""))
-        views = tuple(ClaimView(c.id, c.author, c.lamport, c.body.get("supersedes"), c.id not in dead)
-                      for c in sorted(claims.values(), key=lambda c: c.order))
+        views = tuple(
+            ClaimView(c.id, c.author, c.lamport, c.body.get("supersedes"), c.id not in dead)
+            for c in sorted(claims.values(), key=lambda c: c.order)
+        )
         decision = (views, winner, result)
         self._decisions[leaf] = decision
         return decision

@@ -120,18 +120,23 @@ class Progress:
                 acc = n.accepted_proposal
                 assert acc is not None
                 rivals = len(n.proposals) - 1
-                self.say(f"split accepted: {n.title[:60]!r} → {len(n.children)} parts "
-                         f"({acc.strategy}, {acc.approvals} approvals"
-                         + (f", {rivals} rival(s) rejected/outvoted" if rivals else "") + ")")
+                self.say(
+                    f"split accepted: {n.title[:60]!r} → {len(n.children)} parts "
+                    f"({acc.strategy}, {acc.approvals} approvals"
+                    + (f", {rivals} rival(s) rejected/outvoted" if rivals else "")
+                    + ")"
+                )
             if n.result and n.id not in self.seen_results:
                 self.seen_results.add(n.id)
                 self.say(f"leaf done: {n.title[:60]!r} by executor {short(n.result.author)}")
         p = plan.progress()
         calls = sum(int(x.status.get("counters", {}).get("model_calls", 0)) for x in peers)
         alive = sum(1 for x in peers if x.exited is None)
-        line = (f"nodes {p['nodes']}  split {p['split']}  open {p['open']}  leaves {p['done']}/{p['leaves']} "
-                f"done ({p['claimed']} claimed)  events {event_count(plan)}"
-                f"  model calls {calls}  peers {alive}/{len(peers)}")
+        line = (
+            f"nodes {p['nodes']}  split {p['split']}  open {p['open']}  leaves {p['done']}/{p['leaves']} "
+            f"done ({p['claimed']} claimed)  events {event_count(plan)}"
+            f"  model calls {calls}  peers {alive}/{len(peers)}"
+        )
         now = time.monotonic()
         if line != self.last_line and now - self.last_print > (1 if self.tty else 5):
             self.say(line)
@@ -158,51 +163,90 @@ def diagnose(plan: Plan, peers: list[PeerProc]) -> list[str]:
             reasons.append(f"leaf {n.id} {n.title[:50]!r}: {why}")
         elif not n.leaf and not n.accepted:
             if not n.proposals:
-                why = ("no decomposer is alive" if "decomposer" not in roles_alive
-                       else "no proposal yet (decomposer model slow or failing)")
+                why = (
+                    "no decomposer is alive"
+                    if "decomposer" not in roles_alive
+                    else "no proposal yet (decomposer model slow or failing)"
+                )
             elif all(p.status == "rejected" for p in n.proposals):
-                why = (f"all {len(n.proposals)} proposals rejected by the scorers "
-                       f"(revisions per decomposer are capped at {max_rev}); last critique: "
-                       + (n.proposals[-1].votes[-1].critique.splitlines()[0][:120]
-                          if n.proposals[-1].votes else "-"))
+                why = (
+                    f"all {len(n.proposals)} proposals rejected by the scorers "
+                    f"(revisions per decomposer are capped at {max_rev}); last critique: "
+                    + (
+                        n.proposals[-1].votes[-1].critique.splitlines()[0][:120]
+                        if n.proposals[-1].votes
+                        else "-"
+                    )
+                )
             else:
                 pend = [p for p in n.proposals if p.status == "pending"]
                 votes = sum(len(p.votes) for p in pend)
-                why = (f"{len(pend)} proposal(s) pending without quorum ({votes} vote(s) so far"
-                       + ("; no scorer alive" if "scorer" not in roles_alive else "") + ")")
+                why = (
+                    f"{len(pend)} proposal(s) pending without quorum ({votes} vote(s) so far"
+                    + ("; no scorer alive" if "scorer" not in roles_alive else "")
+                    + ")"
+                )
             reasons.append(f"node {n.id} {n.title[:50]!r}: {why}")
     failures = sum(int(p.status.get("counters", {}).get("model_failures", 0)) for p in peers)
     if failures:
-        last = [f"{p.name}: {p.status['last_model_failure']}" for p in peers
-                if p.status.get("last_model_failure")]
-        reasons.append(f"model failures across peers: {failures} (see the peer logs)"
-                       + (f"; last: {last[0]}" if last else ""))
+        last = [
+            f"{p.name}: {p.status['last_model_failure']}" for p in peers if p.status.get("last_model_failure")
+        ]
+        reasons.append(
+            f"model failures across peers: {failures} (see the peer logs)"
+            + (f"; last: {last[0]}" if last else "")
+        )
     dead = [f"{p.name} (exit {p.exited})" for p in peers if p.exited not in (None, 0)]
     if dead:
         reasons.append("peers that died: " + ", ".join(dead))
     return reasons
 
 
-def write_report(path: Path, plan: Plan, peers: list[PeerProc], code: int, wall: float,
-                 reasons: list[str]) -> None:
+def write_report(
+    path: Path, plan: Plan, peers: list[PeerProc], code: int, wall: float, reasons: list[str]
+) -> None:
     """A machine-readable summary of the run (for CI jobs and tests)."""
     report = {
-        "run_id": plan.run_id, "digest": plan.digest, "complete": plan.complete, "exit_code": code,
-        "wall_seconds": round(wall, 3), "events": event_count(plan), "progress": plan.progress(),
+        "run_id": plan.run_id,
+        "digest": plan.digest,
+        "complete": plan.complete,
+        "exit_code": code,
+        "wall_seconds": round(wall, 3),
+        "events": event_count(plan),
+        "progress": plan.progress(),
         "stuck": reasons,
-        "peers": [{"name": p.name, "role": p.role, "peer_id": p.identity.peer_id,
-                   "digest": p.status.get("digest"), "complete": p.status.get("complete"),
-                   "events": p.status.get("events"), "counters": p.status.get("counters", {}),
-                   "transport": p.status.get("transport", {}), "exit": p.exited,
-                   "pid": p.proc.pid if p.proc else None,
-                   "log": str(p.log)} for p in peers],
+        "peers": [
+            {
+                "name": p.name,
+                "role": p.role,
+                "peer_id": p.identity.peer_id,
+                "digest": p.status.get("digest"),
+                "complete": p.status.get("complete"),
+                "events": p.status.get("events"),
+                "counters": p.status.get("counters", {}),
+                "transport": p.status.get("transport", {}),
+                "exit": p.exited,
+                "pid": p.proc.pid if p.proc else None,
+                "log": str(p.log),
+            }
+            for p in peers
+        ],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
-def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path: Path | None,
-             timeout: float | None, resume: Path | None, quiet: bool, report: Path | None = None) -> int:
+def run_plan(
+    spec_path: Path,
+    *,
+    fmt: str | None,
+    out: Path | None,
+    events_path: Path | None,
+    timeout: float | None,
+    resume: Path | None,
+    quiet: bool,
+    report: Path | None = None,
+) -> int:
     from specswarm.spec import load_spec
 
     spec = load_spec(spec_path)
@@ -212,8 +256,16 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
     for role in ("decomposer", "scorer", "executor", "observer"):
         if int(spec_json["roles"].get(role, {}).get("count", 0)) < 1:
             why = "the launcher reads the plan from it" if role == "observer" else "`plan` needs one"
-            raise SpecError([SpecProblem(str(spec_path), _line_of(spec_path, role), f"roles.{role}.count",
-                                         f"0 {role}s (expected at least 1 to run `plan`: {why})")])
+            raise SpecError(
+                [
+                    SpecProblem(
+                        str(spec_path),
+                        _line_of(spec_path, role),
+                        f"roles.{role}.count",
+                        f"0 {role}s (expected at least 1 to run `plan`: {why})",
+                    )
+                ]
+            )
     workdir = Path(tempfile.mkdtemp(prefix="specswarm-run-"))
     preload: list[Event] = []
     if resume is not None:
@@ -227,13 +279,16 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
         if run_event is None:
             raise SpecSwarmError(f"cannot resume: {resume} holds no run event")
         if run_event.body["spec"] != spec_json:
-            print("warning: the spec changed since the run began; resuming with the original spec",
-                  file=sys.stderr)
+            print(
+                "warning: the spec changed since the run began; resuming with the original spec",
+                file=sys.stderr,
+            )
     else:
         launcher = Identity.generate()
         admission = Identity.generate()
-        run_event = make_run_event(launcher, spec_json, admission=admission.public_key.hex(),
-                                   nonce=secrets.token_hex(8))
+        run_event = make_run_event(
+            launcher, spec_json, admission=admission.public_key.hex(), nonce=secrets.token_hex(8)
+        )
         keys = {"admission": admission.seed.hex(), "peers": {}}
     admission_key = Identity(bytes.fromhex(keys["admission"]))
     if events_path is None:
@@ -256,19 +311,30 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
             seed = keys["peers"].get(name)
             ident = Identity(bytes.fromhex(seed)) if seed else Identity.generate()
             keys["peers"][name] = ident.seed.hex()
-            peers.append(PeerProc(len(peers), role, ident, _free_port(),
-                                  strategies[i % len(strategies)] if role == "decomposer" else None,
-                                  workdir / f"{name}.jsonl", workdir / f"{name}.log"))
+            peers.append(
+                PeerProc(
+                    len(peers),
+                    role,
+                    ident,
+                    _free_port(),
+                    strategies[i % len(strategies)] if role == "decomposer" else None,
+                    workdir / f"{name}.jsonl",
+                    workdir / f"{name}.log",
+                )
+            )
     _write_secret_json(_keys_path(events_path), keys)
     progress = Progress(quiet)
     declared = ", ".join(f"{r} x{roles[r]['count']}" for r in roles if roles[r]["count"])
-    progress.say(f"run {run_event.run[:12]}: {spec_json['goal']!r} — starting {len(peers)} peers "
-                 f"({declared}); logs in {workdir}")
+    progress.say(
+        f"run {run_event.run[:12]}: {spec_json['goal']!r} — starting {len(peers)} peers "
+        f"({declared}); logs in {workdir}"
+    )
     if resume:
         progress.say(f"resuming from {resume}: {len(preload)} events")
     try:
-        _, code, reasons = trio.run(_launch, peers, run_event, admission_key, run_file, preload_file,
-                                       budget, progress)
+        _, code, reasons = trio.run(
+            _launch, peers, run_event, admission_key, run_file, preload_file, budget, progress
+        )
     except KeyboardInterrupt:  # pragma: no cover
         code, reasons = 130, ["interrupted"]
     # the event log: the union of every peer's log, in (lamport, author, id) order
@@ -293,14 +359,20 @@ def run_plan(spec_path: Path, *, fmt: str | None, out: Path | None, events_path:
         progress.say(f"events: {events_path}" + (f"; plan: {out}" if out else ""))
         return 0
     if code == 130:
-        print(f"interrupted: all peers stopped; {len(state)} events saved to {events_path}\n"
-              f"continue with: specswarm plan {spec_path} --resume {events_path}", file=sys.stderr)
+        print(
+            f"interrupted: all peers stopped; {len(state)} events saved to {events_path}\n"
+            f"continue with: specswarm plan {spec_path} --resume {events_path}",
+            file=sys.stderr,
+        )
         return 130
     print(tree_text(final), file=sys.stderr)
-    raise RunError("the plan did not converge within "
-                   f"{budget:g} s ({summary})\n" + "\n".join(f"  stuck: {r}" for r in reasons)
-                   + f"\nevents saved to {events_path}; peer logs in {peers[0].log.parent}"
-                   + f"\ncontinue with: specswarm plan {spec_path} --resume {events_path}")
+    raise RunError(
+        "the plan did not converge within "
+        f"{budget:g} s ({summary})\n"
+        + "\n".join(f"  stuck: {r}" for r in reasons)
+        + f"\nevents saved to {events_path}; peer logs in {peers[0].log.parent}"
+        + f"\ncontinue with: specswarm plan {spec_path} --resume {events_path}"
+    )
 
 
 def _summary(plan: Plan, peers: list[PeerProc], progress: Progress) -> str:
@@ -308,13 +380,22 @@ def _summary(plan: Plan, peers: list[PeerProc], progress: Progress) -> str:
     tokens = sum(int(p.status.get("counters", {}).get("model_tokens", 0)) for p in peers)
     n_events = event_count(plan)
     p = plan.progress()
-    return (f"{p['nodes']} nodes, {p['leaves']} leaves, {n_events} events, {calls} model calls"
-            + (f", {tokens} tokens" if tokens else "") + f", wall {progress.elapsed()}")
+    return (
+        f"{p['nodes']} nodes, {p['leaves']} leaves, {n_events} events, {calls} model calls"
+        + (f", {tokens} tokens" if tokens else "")
+        + f", wall {progress.elapsed()}"
+    )
 
 
-async def _launch(peers: list[PeerProc], run_event: Event, admission_key: Identity, run_file: Path,
-                  preload_file: Path | None, budget: float, progress: Progress
-                  ) -> tuple[Plan, int, list[str]]:
+async def _launch(
+    peers: list[PeerProc],
+    run_event: Event,
+    admission_key: Identity,
+    run_file: Path,
+    preload_file: Path | None,
+    budget: float,
+    progress: Progress,
+) -> tuple[Plan, int, list[str]]:
     observer = next(p for p in peers if p.role == "observer")
     state = FoldState([run_event])
     offsets: dict[Path, int] = {}
@@ -322,6 +403,7 @@ async def _launch(peers: list[PeerProc], run_event: Event, admission_key: Identi
     reasons: list[str] = []
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
+
             async def on_signal() -> None:
                 nonlocal code
                 async for _ in signals:
@@ -379,8 +461,9 @@ def _tail(path: Path, state: FoldState, offsets: dict[Path, int]) -> None:
             state.apply(event)
 
 
-def peer_command(p: PeerProc, boot: list[str], run_file: Path, admission: str | None,
-                 preload_file: Path | None = None) -> list[str]:
+def peer_command(
+    p: PeerProc, boot: list[str], run_file: Path, admission: str | None, preload_file: Path | None = None
+) -> list[str]:
     """The ``specswarm peer`` command line of a launched peer (writes its key file beside its log).
 
     ``admission`` is the join's admission signature (None: the peer has none, or derives it
@@ -390,9 +473,23 @@ def peer_command(p: PeerProc, boot: list[str], run_file: Path, admission: str | 
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(p.identity.seed.hex())
-    cmd = [sys.executable, "-m", "specswarm", "peer", "--role", p.role, "--run-file", str(run_file),
-           "--key", str(key_file), "--listen", f"/ip4/127.0.0.1/tcp/{p.port}", "--json-status",
-           "--events", str(p.events)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specswarm",
+        "peer",
+        "--role",
+        p.role,
+        "--run-file",
+        str(run_file),
+        "--key",
+        str(key_file),
+        "--listen",
+        f"/ip4/127.0.0.1/tcp/{p.port}",
+        "--json-status",
+        "--events",
+        str(p.events),
+    ]
     if admission is not None:
         cmd += ["--admission", admission]
     for b in boot:
@@ -404,16 +501,24 @@ def peer_command(p: PeerProc, boot: list[str], run_file: Path, admission: str | 
     return cmd
 
 
-async def _run_peer(p: PeerProc, boot: list[str], run_event: Event, admission_key: Identity,
-                    run_file: Path, preload_file: Path | None,
-                    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-    cmd = peer_command(p, boot, run_file, admit(admission_key, run_event.run, p.identity.peer_id, p.role),
-                       preload_file)
+async def _run_peer(
+    p: PeerProc,
+    boot: list[str],
+    run_event: Event,
+    admission_key: Identity,
+    run_file: Path,
+    preload_file: Path | None,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    cmd = peer_command(
+        p, boot, run_file, admit(admission_key, run_event.run, p.identity.peer_id, p.role), preload_file
+    )
     log = open(p.log, "wb")
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    proc = await trio.lowlevel.open_process(cmd, stdout=subprocess.PIPE, stderr=log,
-                                            stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    proc = await trio.lowlevel.open_process(
+        cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+    )
     p.proc = proc
     task_status.started()
     try:

@@ -37,13 +37,28 @@ def _seeded(rng: random.Random) -> Identity:
     return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
 
 
-async def start_peer(swarm: LocalSwarm, nursery: trio.Nursery, role: str, spec: Mapping[str, Any],
-                     model_factory: Callable[[], Model] | None, *, identity: Identity,
-                     strategy: str | None = None, learn: bool = False) -> Node:
+async def start_peer(
+    swarm: LocalSwarm,
+    nursery: trio.Nursery,
+    role: str,
+    spec: Mapping[str, Any],
+    model_factory: Callable[[], Model] | None,
+    *,
+    identity: Identity,
+    strategy: str | None = None,
+    learn: bool = False,
+) -> Node:
     transport = swarm.network.add_peer(identity.peer_id)
     sig = admit(swarm.admission, swarm.run_event.run, identity.peer_id, role)
-    node = Node(transport, identity, make_role(role, spec, model_factory, strategy), role_name=role,
-                run_event=None if learn else swarm.run_event, admission=sig, strategy=strategy)
+    node = Node(
+        transport,
+        identity,
+        make_role(role, spec, model_factory, strategy),
+        role_name=role,
+        run_event=None if learn else swarm.run_event,
+        admission=sig,
+        strategy=strategy,
+    )
     scope = trio.CancelScope()
 
     async def runner(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -75,9 +90,16 @@ async def wait_converged(swarm: LocalSwarm, timeout: float, peers: list[str] | N
             await trio.sleep(0.05)
 
 
-async def run_local(spec: Mapping[str, Any], model_factory: Callable[[], Model], *, seed: int = 0,
-                    loss: float = 0.0, delay: float = 0.0, timeout: float = 60.0,
-                    announce_interval: float = 0.3) -> tuple[str, LocalSwarm, float]:
+async def run_local(
+    spec: Mapping[str, Any],
+    model_factory: Callable[[], Model],
+    *,
+    seed: int = 0,
+    loss: float = 0.0,
+    delay: float = 0.0,
+    timeout: float = 60.0,
+    announce_interval: float = 0.3,
+) -> tuple[str, LocalSwarm, float]:
     """Run the spec's declared swarm to convergence. Returns (digest, swarm, seconds)."""
     rng = random.Random(seed)
     launcher, admission = _seeded(rng), _seeded(rng)
@@ -90,8 +112,9 @@ async def run_local(spec: Mapping[str, Any], model_factory: Callable[[], Model],
             for i in range(int(roles.get(role, {}).get("count", 0))):
                 strategies = roles.get("decomposer", {}).get("strategies") or ["by parts"]
                 strategy = strategies[i % len(strategies)] if role == "decomposer" else None
-                node = await start_peer(swarm, nursery, role, spec, model_factory, identity=_seeded(rng),
-                                        strategy=strategy)
+                node = await start_peer(
+                    swarm, nursery, role, spec, model_factory, identity=_seeded(rng), strategy=strategy
+                )
                 node.announce_interval = announce_interval
         digest = await wait_converged(swarm, timeout)
         elapsed = time.monotonic() - started

@@ -64,6 +64,8 @@ def _test_loss_from_env(peer_id: str) -> tuple[float, random.Random | None]:
     seed = os.environ.get("SPECSWARM_TEST_GOSSIP_SEED", "0")
     log.warning("test-only gossip loss %.2f is on (seed %s)", loss, seed)
     return loss, random.Random(f"{seed}:{peer_id}")
+
+
 GONE_GRACE = 3 * 5 * ANNOUNCE_INTERVAL
 """Seconds without contact before a peer counts as gone (three quiet announcement periods)."""
 QUIET_ANNOUNCE_EVERY = 5
@@ -112,15 +114,24 @@ class NodeCounters:
     """Bytes of those requests and their responses."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"published": self.published, "applied": self.applied, "duplicates": self.duplicates,
-                "dropped": dict(self.dropped), "syncs": self.syncs, "synced_events": self.synced_events,
-                "model_calls": self.model_calls, "model_reused": self.model_reused,
-                "model_failures": self.model_failures,
-                "model_tokens": self.model_tokens, "model_seconds": round(self.model_seconds, 2),
-                "model_generations": self.model_generations,
-                "model_gen_seconds": round(self.model_gen_seconds, 2),
-                "announces": self.announces, "sync_requests": self.sync_requests,
-                "sync_bytes": self.sync_bytes}
+        return {
+            "published": self.published,
+            "applied": self.applied,
+            "duplicates": self.duplicates,
+            "dropped": dict(self.dropped),
+            "syncs": self.syncs,
+            "synced_events": self.synced_events,
+            "model_calls": self.model_calls,
+            "model_reused": self.model_reused,
+            "model_failures": self.model_failures,
+            "model_tokens": self.model_tokens,
+            "model_seconds": round(self.model_seconds, 2),
+            "model_generations": self.model_generations,
+            "model_gen_seconds": round(self.model_gen_seconds, 2),
+            "announces": self.announces,
+            "sync_requests": self.sync_requests,
+            "sync_bytes": self.sync_bytes,
+        }
 
 
 def _reason_class(reason: str) -> str:
@@ -329,7 +340,7 @@ class Node:
             have = self._by_prefix
             missing = [i for i in inv.get("ids", []) if isinstance(i, str) and i not in have]
             for start in range(0, len(missing), GET_BATCH):
-                batch = missing[start:start + GET_BATCH]
+                batch = missing[start : start + GET_BATCH]
                 resp = json.loads(await self._sync_request(peer, _dumps({"t": "get", "ids": batch})))
                 for raw in resp.get("events", []):
                     event, reason = check_event(raw, self.run_id)
@@ -425,7 +436,8 @@ class Node:
             # In a quiet, agreeing swarm announce only every QUIET_ANNOUNCE_EVERY rounds: each
             # announcement costs every peer a validation, which dominates idle CPU.
             agreed = digest == self._last_announced and all(
-                d == digest for _, d, t in self._peer_have.values() if now - t < 10)
+                d == digest for _, d, t in self._peer_have.values() if now - t < 10
+            )
             self._quiet_rounds = self._quiet_rounds + 1 if agreed else 0
             if agreed and self._quiet_rounds % QUIET_ANNOUNCE_EVERY:
                 continue
@@ -461,14 +473,24 @@ class Node:
 
     def status(self, plan: Plan | None = None) -> dict[str, Any]:
         plan = plan or self.plan()
-        return {"peer": self.peer_id, "role": self.role_name, "run": self.run_id,
-                "digest": plan.digest, "complete": plan.complete, "events": len(self.state),
-                "progress": plan.progress(), "counters": self.counters.to_json(),
-                "transport": self.transport.stats.to_json(), "peers": len(self.transport.peers()),
-                "addrs": self.transport.addrs(), "last_model_failure": self.last_model_failure}
+        return {
+            "peer": self.peer_id,
+            "role": self.role_name,
+            "run": self.run_id,
+            "digest": plan.digest,
+            "complete": plan.complete,
+            "events": len(self.state),
+            "progress": plan.progress(),
+            "counters": self.counters.to_json(),
+            "transport": self.transport.stats.to_json(),
+            "peers": len(self.transport.peers()),
+            "addrs": self.transport.addrs(),
+            "last_model_failure": self.last_model_failure,
+        }
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-                  learn_timeout: float = 60) -> None:
+    async def run(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED, learn_timeout: float = 60
+    ) -> None:
         self.transport.set_validator(self.validate)
         self.transport.set_request_handler(self.handle_request)
         async with trio.open_nursery() as nursery:
@@ -507,8 +529,9 @@ class Node:
         admission = self.admission
         if admission is None and self.admission_key is not None and self.run_id:
             admission = admit(self.admission_key, self.run_id, self.peer_id, self.role_name)
-        await self.publish("join", {"role": self.role_name, "strategy": self.strategy,
-                                    "admission": admission})
+        await self.publish(
+            "join", {"role": self.role_name, "strategy": self.strategy, "admission": admission}
+        )
 
 
 def topic_for(run_event: Event) -> str:

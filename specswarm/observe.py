@@ -36,8 +36,10 @@ def tree_text(plan: Plan, width: int = 100) -> str:
     if plan.root is None:
         return "(no run yet)"
     p = plan.progress()
-    head = (f"run {plan.run_id[:12] if plan.run_id else '?'}  digest {plan.digest[:12]}  "
-            f"nodes {p['nodes']}  split {p['split']}  leaves {p['done']}/{p['leaves']} done"
-            + ("  COMPLETE" if plan.complete else ""))
+    head = (
+        f"run {plan.run_id[:12] if plan.run_id else '?'}  digest {plan.digest[:12]}  "
+        f"nodes {p['nodes']}  split {p['split']}  leaves {p['done']}/{p['leaves']} done"
+        + ("  COMPLETE" if plan.complete else "")
+    )
     lines = [head] + [_line(plan, n)[:width] for n in plan.walk()]
     return "\n".join(lines)

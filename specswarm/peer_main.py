@@ -70,24 +70,49 @@ def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity
     if mode == "secret":
         key = _admission_key_from_env(spec)
         if key is None:
-            raise SpecSwarmError(f"{spec_path}: access.mode is 'secret' but ${spec['access']['secret_env']} "
-                                 "is not set")
+            raise SpecSwarmError(
+                f"{spec_path}: access.mode is 'secret' but ${spec['access']['secret_env']} is not set"
+            )
     elif mode == "launcher":
         spec["access"] = {**spec["access"], "mode": "open"}
-        print("note: a standalone peer has no launcher: this swarm is open to any peer that joins "
-              "(use access.mode secret or allowlist to restrict it)", file=sys.stderr)
-    run = make_run_event(identity, spec, admission=key.public_key.hex() if key else None,
-                         nonce=f"{identity.peer_id}-{time.time_ns()}")
+        print(
+            "note: a standalone peer has no launcher: this swarm is open to any peer that joins "
+            "(use access.mode secret or allowlist to restrict it)",
+            file=sys.stderr,
+        )
+    run = make_run_event(
+        identity,
+        spec,
+        admission=key.public_key.hex() if key else None,
+        nonce=f"{identity.peer_id}-{time.time_ns()}",
+    )
     return run, key
 
 
-def run_peer_cli(*, role: str, spec: Path | None, join: list[str], mdns: bool, listen: str,
-                 key: Path | None, strategy: str | None, events: Path | None, fmt: str | None = None,
-                 out: Path | None = None, run_file: Path | None = None, admission: str | None = None,
-                 preload: Path | None = None, json_status: bool = False) -> int:
+def run_peer_cli(
+    *,
+    role: str,
+    spec: Path | None,
+    join: list[str],
+    mdns: bool,
+    listen: str,
+    key: Path | None,
+    strategy: str | None,
+    events: Path | None,
+    fmt: str | None = None,
+    out: Path | None = None,
+    run_file: Path | None = None,
+    admission: str | None = None,
+    preload: Path | None = None,
+    json_status: bool = False,
+) -> int:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
-    logging.basicConfig(level=os.environ.get("SPECSWARM_LOG", "WARNING"), stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s", force=True)
+    logging.basicConfig(
+        level=os.environ.get("SPECSWARM_LOG", "WARNING"),
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        force=True,
+    )
     identity = Identity.load_or_create(key) if key else Identity.generate()
     run_event: Event | None = None
     admission_key: Identity | None = None
@@ -103,16 +128,43 @@ def run_peer_cli(*, role: str, spec: Path | None, join: list[str], mdns: bool, l
     if preload is not None:
         preloaded = read_event_log(preload).events
     try:
-        return trio.run(_main, role, identity, run_event, admission, admission_key, strategy, join, mdns,
-                        listen, events, fmt, out, preloaded, json_status)
+        return trio.run(
+            _main,
+            role,
+            identity,
+            run_event,
+            admission,
+            admission_key,
+            strategy,
+            join,
+            mdns,
+            listen,
+            events,
+            fmt,
+            out,
+            preloaded,
+            json_status,
+        )
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before trio installed handlers
         return 130
 
 
-async def _main(role: str, identity: Identity, run_event: Event | None, admission: str | None,
-                admission_key: Identity | None, strategy: str | None, join: list[str], mdns: bool,
-                listen: str, events: Path | None, fmt: str | None, out: Path | None,
-                preloaded: list[Event], json_status: bool) -> int:
+async def _main(
+    role: str,
+    identity: Identity,
+    run_event: Event | None,
+    admission: str | None,
+    admission_key: Identity | None,
+    strategy: str | None,
+    join: list[str],
+    mdns: bool,
+    listen: str,
+    events: Path | None,
+    fmt: str | None,
+    out: Path | None,
+    preloaded: list[Event],
+    json_status: bool,
+) -> int:
     from specswarm.node import Node
     from specswarm.transport.p2p import open_libp2p_transport
 
@@ -122,6 +174,7 @@ async def _main(role: str, identity: Identity, run_event: Event | None, admissio
     try:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
+
                 async def stop_on_signal() -> None:
                     nonlocal exit_code
                     async for signum in signals:
@@ -132,10 +185,20 @@ async def _main(role: str, identity: Identity, run_event: Event | None, admissio
                 nursery.start_soon(stop_on_signal)
                 transport_cm = open_libp2p_transport(identity.seed, listen, bootstrap=join, mdns=mdns)
                 async with transport_cm as transport:
-                    node = Node(transport, identity, None, role_name=role, run_event=run_event,
-                                admission=admission, admission_key=admission_key,
-                                role_factory=role_factory(role, strategy), strategy=strategy,
-                                preload=preloaded, sink=sink, on_status=printer)
+                    node = Node(
+                        transport,
+                        identity,
+                        None,
+                        role_name=role,
+                        run_event=run_event,
+                        admission=admission,
+                        admission_key=admission_key,
+                        role_factory=role_factory(role, strategy),
+                        strategy=strategy,
+                        preload=preloaded,
+                        sink=sink,
+                        on_status=printer,
+                    )
                     printer.node = node
                     if not json_status:
                         for addr in transport.addrs():
@@ -195,6 +258,10 @@ class _StatusPrinter:
             return
         self.last_human = now
         p = status["progress"]
-        print(f"[{self.role} {status['peer'][-8:]}] peers {status['peers']} events {status['events']} "
-              f"nodes {p['nodes']} leaves {p['done']}/{p['leaves']} done"
-              + (" — plan complete" if status["complete"] else ""), file=sys.stderr, flush=True)
+        print(
+            f"[{self.role} {status['peer'][-8:]}] peers {status['peers']} events {status['events']} "
+            f"nodes {p['nodes']} leaves {p['done']}/{p['leaves']} done"
+            + (" — plan complete" if status["complete"] else ""),
+            file=sys.stderr,
+            flush=True,
+        )

@@ -90,13 +90,18 @@ def render_json(data: Mapping[str, Any]) -> str:
 def check_plan_json(data: Mapping[str, Any]) -> None:
     """Raise :class:`PlanSchemaError` listing every place ``data`` breaks plan.schema.json."""
     # best_match descends into oneOf branches, to the error that names the deepest field.
-    errors = sorted((best_match([e]) for e in _plan_validator().iter_errors(data)),
-                    key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(
+        (best_match([e]) for e in _plan_validator().iter_errors(data)),
+        key=lambda e: list(map(str, e.absolute_path)),
+    )
     if errors:
-        lines = [f"  {'/'.join(map(str, e.absolute_path)) or '(plan)'}: {e.message[:200]}"
-                 for e in errors[:10]]
-        raise PlanSchemaError("the plan export does not match schemas/plan.schema.json "
-                              "(a bug in specswarm, please report it):\n" + "\n".join(lines))
+        lines = [
+            f"  {'/'.join(map(str, e.absolute_path)) or '(plan)'}: {e.message[:200]}" for e in errors[:10]
+        ]
+        raise PlanSchemaError(
+            "the plan export does not match schemas/plan.schema.json "
+            "(a bug in specswarm, please report it):\n" + "\n".join(lines)
+        )
 
 
 @cache
@@ -117,9 +122,14 @@ def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
     def visit(node: Mapping[str, Any], number: str, parent: dict[str, Any] | None) -> None:
         depth = node["depth"]
         entry: dict[str, Any] = {
-            "node": node, "number": number, "level": min(depth + 1, 6),
-            "key": f"n{len(nodes)}", "parent_key": parent["key"] if parent else None,
-            "requirement": None, "component": None, "task": None,
+            "node": node,
+            "number": number,
+            "level": min(depth + 1, 6),
+            "key": f"n{len(nodes)}",
+            "parent_key": parent["key"] if parent else None,
+            "requirement": None,
+            "component": None,
+            "task": None,
             "claimed_by": _claimant(plan, node["id"]),
         }
         if depth == 1:
@@ -325,14 +335,29 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-_FILTERS = {"md_inline": md_inline, "md_cell": md_cell, "md_text": md_text, "md_quote": md_quote,
-            "mermaid_label": mermaid_label, "short_peer": short_peer, "bullets": bullets,
-            "plural": plural, "failed_checks": failed_checks, "prose": prose}
+_FILTERS = {
+    "md_inline": md_inline,
+    "md_cell": md_cell,
+    "md_text": md_text,
+    "md_quote": md_quote,
+    "mermaid_label": mermaid_label,
+    "short_peer": short_peer,
+    "bullets": bullets,
+    "plural": plural,
+    "failed_checks": failed_checks,
+    "prose": prose,
+}
 
 
 def _environment(loader: jinja2.BaseLoader) -> SandboxedEnvironment:
-    env = SandboxedEnvironment(loader=loader, undefined=jinja2.StrictUndefined, autoescape=False,
-                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = SandboxedEnvironment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(_FILTERS)
     return env
 
@@ -372,8 +397,15 @@ def _finish(text: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-__all__ = ["FORMATS", "PlanSchemaError", "TemplateError", "build_context", "check_plan_json",
-           "render_json", "render_plan"]
+__all__ = [
+    "FORMATS",
+    "PlanSchemaError",
+    "TemplateError",
+    "build_context",
+    "check_plan_json",
+    "render_json",
+    "render_plan",
+]
 
 
 def write_output(text: str, out: Path | None) -> None:

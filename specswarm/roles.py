@@ -84,8 +84,15 @@ class _ModelRole:
     def backing_off(self, key: str) -> bool:
         return self._backoff.get(key, 0.0) > time.monotonic()
 
-    async def think(self, node: Node, key: str, fn: Callable[..., T], *args: Any,
-                    reuse: Callable[[], T | None] | None = None, **kwargs: Any) -> T | None:
+    async def think(
+        self,
+        node: Node,
+        key: str,
+        fn: Callable[..., T],
+        *args: Any,
+        reuse: Callable[[], T | None] | None = None,
+        **kwargs: Any,
+    ) -> T | None:
         """Run one (blocking) model task in a worker thread; None (counted) on failure.
 
         ``reuse``: checked once this peer's turn on the machine's model has come; if it gives
@@ -168,8 +175,9 @@ async def machine_slot(enabled: bool = True) -> AsyncIterator[None]:
 class Decomposer(_ModelRole):
     name = "decomposer"
 
-    def __init__(self, model_factory: Callable[[], Model] | None, strategy: str,
-                 takeover_seconds: float = 45.0) -> None:
+    def __init__(
+        self, model_factory: Callable[[], Model] | None, strategy: str, takeover_seconds: float = 45.0
+    ) -> None:
         super().__init__(model_factory)
         self.strategy = strategy
         self.takeover_seconds = takeover_seconds
@@ -199,8 +207,10 @@ class Decomposer(_ModelRole):
             return
         limits = spec.get("tree", {})
         max_rev = int(limits.get("max_revisions", 2))
-        todo = sorted((n for n in plan.nodes.values() if not n.leaf and not n.accepted),
-                      key=lambda n: (n.depth, _h(node.peer_id, n.id)))
+        todo = sorted(
+            (n for n in plan.nodes.values() if not n.leaf and not n.accepted),
+            key=lambda n: (n.depth, _h(node.peer_id, n.id)),
+        )
         for n in todo:
             node.first_seen.setdefault(n.id, time.monotonic())
             if self.backing_off(n.id):
@@ -222,9 +232,17 @@ class Decomposer(_ModelRole):
         spec = plan.spec or {}
         critiques = [v.critique for v in revising.votes if not v.approve and v.critique] if revising else []
         children = await self.think(
-            node, n.id, tasks.decompose, spec, node_dict(n), ancestors_of(plan, n), siblings_of(plan, n),
-            self.strategy, critiques,
-            previous=[dict(c) for c in revising.children] if revising else None)
+            node,
+            n.id,
+            tasks.decompose,
+            spec,
+            node_dict(n),
+            ancestors_of(plan, n),
+            siblings_of(plan, n),
+            self.strategy,
+            critiques,
+            previous=[dict(c) for c in revising.children] if revising else None,
+        )
         if not children:
             return
         max_depth = int(spec.get("tree", {}).get("max_depth", 2))
@@ -234,11 +252,17 @@ class Decomposer(_ModelRole):
             item["leaf"] = bool(item.get("leaf")) or n.depth + 1 >= max_depth
             body_children.append(item)
         how = self.strategy if self.strategy.startswith("by ") else f"by {self.strategy}"
-        rationale = (f"Split {how}" + (f", revised after: {'; '.join(critiques)[:600]}"
-                                                   if critiques else ""))
-        await node.publish("proposal", {"node": n.id, "strategy": self.strategy, "children": body_children,
-                                        "revises": revising.id if revising else None,
-                                        "rationale": rationale[:3900]})
+        rationale = f"Split {how}" + (f", revised after: {'; '.join(critiques)[:600]}" if critiques else "")
+        await node.publish(
+            "proposal",
+            {
+                "node": n.id,
+                "strategy": self.strategy,
+                "children": body_children,
+                "revises": revising.id if revising else None,
+                "rationale": rationale[:3900],
+            },
+        )
 
 
 class Scorer(_ModelRole):
@@ -259,8 +283,9 @@ class Scorer(_ModelRole):
                 await self._vote(node, plan, n, p, spec)
                 return
 
-    async def _vote(self, node: Node, plan: Plan, n: NodeView, p: ProposalView,
-                    spec: Mapping[str, Any]) -> None:
+    async def _vote(
+        self, node: Node, plan: Plan, n: NodeView, p: ProposalView, spec: Mapping[str, Any]
+    ) -> None:
         from specswarm.model import tasks
 
         parent = node_dict(n)
@@ -271,17 +296,33 @@ class Scorer(_ModelRole):
         weight = float(model_cfg.get("model_weight", 0.2))
         model_score: int | None = None
         if weight > 0:
-            model_score = await self.think(node, p.id, tasks.rate, spec, parent, children,
-                                           reuse=lambda: shared_rating(node, p.node, p.id))
+            model_score = await self.think(
+                node,
+                p.id,
+                tasks.rate,
+                spec,
+                parent,
+                children,
+                reuse=lambda: shared_rating(node, p.node, p.id),
+            )
         threshold = int(spec.get("tree", {}).get("approve_threshold", 60))
-        score, approve = critics.combine(checks, model_score, weight if model_score is not None else 0.0,
-                                         threshold)
-        await node.publish("vote", {
-            "proposal": p.id, "approve": approve, "score": score,
-            "critique": critics.critique(checks)[:3900] or "no problems found",
-            "checks": [{"name": c.name, "score": c.score, "passed": c.passed, "note": c.note[:490]}
-                       for c in checks],
-            "model_score": model_score})
+        score, approve = critics.combine(
+            checks, model_score, weight if model_score is not None else 0.0, threshold
+        )
+        await node.publish(
+            "vote",
+            {
+                "proposal": p.id,
+                "approve": approve,
+                "score": score,
+                "critique": critics.critique(checks)[:3900] or "no problems found",
+                "checks": [
+                    {"name": c.name, "score": c.score, "passed": c.passed, "note": c.note[:490]}
+                    for c in checks
+                ],
+                "model_score": model_score,
+            },
+        )
 
 
 def shared_rating(node: Node, node_id: str, proposal_id: str) -> int | None:
@@ -295,8 +336,13 @@ def shared_rating(node: Node, node_id: str, proposal_id: str) -> int | None:
 class Executor(_ModelRole):
     name = "executor"
 
-    def __init__(self, model_factory: Callable[[], Model] | None, settle_seconds: float = 1.0,
-                 claim_timeout: float = 180.0, gone_seconds: float = 15.0) -> None:
+    def __init__(
+        self,
+        model_factory: Callable[[], Model] | None,
+        settle_seconds: float = 1.0,
+        claim_timeout: float = 180.0,
+        gone_seconds: float = 15.0,
+    ) -> None:
         super().__init__(model_factory)
         self.settle = settle_seconds
         self.claim_timeout = claim_timeout
@@ -357,29 +403,37 @@ class Executor(_ModelRole):
     async def _execute(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
         from specswarm.model import tasks
 
-        output = await self.think(node, leaf.id, tasks.execute, plan.spec or {}, node_dict(leaf),
-                                  ancestors_of(plan, leaf))
+        output = await self.think(
+            node, leaf.id, tasks.execute, plan.spec or {}, node_dict(leaf), ancestors_of(plan, leaf)
+        )
         if output is None:
             return
         model_name = self._model.name if self._model is not None else "?"
-        await node.publish("result", {"leaf": leaf.id, "claim": claim_id, "output": output[:19000],
-                                      "model": model_name[:190]})
+        await node.publish(
+            "result",
+            {"leaf": leaf.id, "claim": claim_id, "output": output[:19000], "model": model_name[:190]},
+        )
         self.executed += 1
 
 
-def make_role(role: str, spec: Mapping[str, Any], model_factory: Callable[[], Model] | None,
-              strategy: str | None = None) -> Any:
+def make_role(
+    role: str, spec: Mapping[str, Any], model_factory: Callable[[], Model] | None, strategy: str | None = None
+) -> Any:
     budget = spec.get("budget", {})
     if role == "decomposer":
         # a live owner that is merely slow (queued behind other generations) keeps its node for
         # as long as an executor keeps a claim; a disconnected owner loses it at once
-        return Decomposer(model_factory, strategy or "by parts",
-                          takeover_seconds=float(budget.get("claim_timeout", 180.0)))
+        return Decomposer(
+            model_factory, strategy or "by parts", takeover_seconds=float(budget.get("claim_timeout", 180.0))
+        )
     if role == "scorer":
         return Scorer(model_factory)
     if role == "executor":
-        return Executor(model_factory, settle_seconds=float(budget.get("settle_seconds", 1.0)),
-                        claim_timeout=float(budget.get("claim_timeout", 180.0)))
+        return Executor(
+            model_factory,
+            settle_seconds=float(budget.get("settle_seconds", 1.0)),
+            claim_timeout=float(budget.get("claim_timeout", 180.0)),
+        )
     if role == "observer":
         return None
     raise ValueError(f"unknown role {role!r}")

@@ -64,8 +64,12 @@ class Constraint:
 
     def to_json(self) -> dict[str, Any]:
         if self.kind == "sum":
-            return {"kind": self.kind, "field": self.field, "total": self.total,
-                    "applies_to": self.applies_to}
+            return {
+                "kind": self.kind,
+                "field": self.field,
+                "total": self.total,
+                "applies_to": self.applies_to,
+            }
         return {"kind": self.kind, "terms": list(self.terms), "applies_to": self.applies_to}
 
 
@@ -258,8 +262,7 @@ class GoalSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The normalized dict of docs/ARCHITECTURE.md (defaults filled, prompts inlined)."""
-        return {f.name: _json(getattr(self, f.name)) for f in dataclasses.fields(self)
-                if f.name != "source"}
+        return {f.name: _json(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "source"}
 
     def quorum_size(self) -> int:
         """How many approving scorers accept a split (n = ``roles.scorer.count``)."""
@@ -307,24 +310,32 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
         raise SpecError([_whole(label, f"cannot read the spec file: {exc.strerror or exc}")]) from exc
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise SpecError([_whole(label, f"byte {raw[exc.start]:#04x} is not UTF-8 "
-                                       "(expected a UTF-8 text file)", line)]) from exc
+        raise SpecError(
+            [_whole(label, f"byte {raw[exc.start]:#04x} is not UTF-8 (expected a UTF-8 text file)", line)]
+        ) from exc
     try:
         located = load_located(text)
     except yaml.YAMLError as exc:
         raise SpecError([_yaml_problem(label, exc)]) from exc
     if located is None:
-        raise SpecError([_whole(label, "the file is empty (expected a mapping with at least "
-                                       "'goal' and 'roles')")])
+        raise SpecError(
+            [_whole(label, "the file is empty (expected a mapping with at least 'goal' and 'roles')")]
+        )
     where = _Where(label, located)
     data = located.data
     if not isinstance(data, dict):
-        raise SpecError([where.at((), f"the top level is {_kind(data)}, not a mapping "
-                                      "(expected fields such as 'goal:' and 'roles:')")])
+        raise SpecError(
+            [
+                where.at(
+                    (),
+                    f"the top level is {_kind(data)}, not a mapping "
+                    "(expected fields such as 'goal:' and 'roles:')",
+                )
+            ]
+        )
 
     problems = [
-        where.at(d.path, f"duplicate key {d.path[-1]!r} (first defined on line {d.first_line})",
-                 line=d.line)
+        where.at(d.path, f"duplicate key {d.path[-1]!r} (first defined on line {d.first_line})", line=d.line)
         for d in located.duplicates
     ]
     problems += _schema_problems(data, where)
@@ -335,8 +346,13 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
     problems += _file_problems(data, where, base)
     if problems:
         raise SpecError(_unique(problems))
-    return _build(data, default_name=source.stem, prompts=prompts,
-                  resolve=lambda p: (base / Path(p).expanduser()).resolve(), source=source)
+    return _build(
+        data,
+        default_name=source.stem,
+        prompts=prompts,
+        resolve=lambda p: (base / Path(p).expanduser()).resolve(),
+        source=source,
+    )
 
 
 def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> GoalSpec:
@@ -356,8 +372,7 @@ def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> Goal
     problems += prompt_problems
     if problems:
         raise SpecError(_unique(problems))
-    return _build(data, default_name="", prompts=prompts,
-                  resolve=lambda p: Path(p), source=None)
+    return _build(data, default_name="", prompts=prompts, resolve=lambda p: Path(p), source=None)
 
 
 # --------------------------------------------------------------------------- building
@@ -390,8 +405,14 @@ def _normal_quorum(quorum: Any) -> Any:
     return quorum
 
 
-def _build(data: Mapping[str, Any], *, default_name: str, prompts: Prompts,
-           resolve: Callable[[str], Path], source: Path | None) -> GoalSpec:
+def _build(
+    data: Mapping[str, Any],
+    *,
+    default_name: str,
+    prompts: Prompts,
+    resolve: Callable[[str], Path],
+    source: Path | None,
+) -> GoalSpec:
     roles = data["roles"]
     model = data.get("model", {})
 
@@ -415,8 +436,13 @@ def _build(data: Mapping[str, Any], *, default_name: str, prompts: Prompts,
         ),
         prompts=prompts,
         tree=_make(TreeLimits, data.get("tree", {})),
-        model=_make(ModelSettings, model, max_tokens=_make(TokenLimits, model.get("max_tokens", {})),
-                    file=path_or_none(model, "file"), cassette=path_or_none(model, "cassette")),
+        model=_make(
+            ModelSettings,
+            model,
+            max_tokens=_make(TokenLimits, model.get("max_tokens", {})),
+            file=path_or_none(model, "file"),
+            cassette=path_or_none(model, "cassette"),
+        ),
         network=_make(NetworkSettings, data.get("network", {})),
         access=_make(AccessSettings, data.get("access", {})),
         budget=_make(Budget, data.get("budget", {})),
@@ -453,10 +479,8 @@ class _Where:
                 return loc.key_lines[path[:end]]
         return loc.value_lines.get((), 1)
 
-    def at(self, path: DocPath, message: str, *, mode: str = "value",
-           line: int | None = None) -> SpecProblem:
-        return SpecProblem(self.file, self.line(path, mode) if line is None else line,
-                           _dotted(path), message)
+    def at(self, path: DocPath, message: str, *, mode: str = "value", line: int | None = None) -> SpecProblem:
+        return SpecProblem(self.file, self.line(path, mode) if line is None else line, _dotted(path), message)
 
 
 def _dotted(path: Sequence[Any]) -> str:
@@ -519,8 +543,11 @@ def _explain(error: ValidationError, where: _Where) -> Iterator[SpecProblem]:
         allowed = list(error.schema.get("properties", {}))
         for key in instance:
             if key not in allowed:
-                yield where.at((*path, key), f"unknown key (expected one of: {', '.join(allowed)}"
-                                             f"{_did_you_mean(key, allowed)})", mode="key")
+                yield where.at(
+                    (*path, key),
+                    f"unknown key (expected one of: {', '.join(allowed)}{_did_you_mean(key, allowed)})",
+                    mode="key",
+                )
         return
     hint = _then_hint(error)
     if keyword == "required":
@@ -665,7 +692,8 @@ def _section(data: Mapping[str, Any], *keys: Any) -> Any:
 
 def _is_int(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, float) and value.is_integer())
+        isinstance(value, float) and value.is_integer()
+    )
 
 
 def _non_finite(value: Any, path: DocPath = ()) -> Iterator[tuple[DocPath, float]]:
@@ -682,15 +710,26 @@ def _non_finite(value: Any, path: DocPath = ()) -> Iterator[tuple[DocPath, float
 
 def _semantic_problems(data: Mapping[str, Any], where: _Where) -> list[SpecProblem]:
     """What the schema cannot express. Each check skips values the schema already rejects."""
-    problems = [where.at(at, f"{_show(value)} is not allowed (expected a finite number)")
-                for at, value in _non_finite(data)]
+    problems = [
+        where.at(at, f"{_show(value)} is not allowed (expected a finite number)")
+        for at, value in _non_finite(data)
+    ]
     quorum = _normal_quorum(data.get("quorum"))
     scorers = _section(data, "roles", "scorer", "count")
-    if isinstance(quorum, int) and not isinstance(quorum, bool) and _is_int(scorers) \
-            and quorum > scorers >= 1:
-        problems.append(where.at(("quorum",), f"quorum {quorum} is larger than "
-                                              f"roles.scorer.count {int(scorers)} (expected at most "
-                                              f"{int(scorers)}, 'majority' or 'all')"))
+    if (
+        isinstance(quorum, int)
+        and not isinstance(quorum, bool)
+        and _is_int(scorers)
+        and quorum > scorers >= 1
+    ):
+        problems.append(
+            where.at(
+                ("quorum",),
+                f"quorum {quorum} is larger than "
+                f"roles.scorer.count {int(scorers)} (expected at most "
+                f"{int(scorers)}, 'majority' or 'all')",
+            )
+        )
 
     tree = data.get("tree")
     if isinstance(tree, Mapping):
@@ -699,11 +738,20 @@ def _semantic_problems(data: Mapping[str, Any], where: _Where) -> list[SpecProbl
         if _is_int(low) and _is_int(high) and low > high:
             if "min_children" in tree:
                 other = "max_children" if "max_children" in tree else "the default max_children"
-                problems.append(where.at(("tree", "min_children"), f"min_children {low} is larger "
-                                         f"than {other} {high} (expected at most {high})"))
+                problems.append(
+                    where.at(
+                        ("tree", "min_children"),
+                        f"min_children {low} is larger than {other} {high} (expected at most {high})",
+                    )
+                )
             else:
-                problems.append(where.at(("tree", "max_children"), f"max_children {high} is smaller "
-                                         f"than the default min_children {low} (expected at least {low})"))
+                problems.append(
+                    where.at(
+                        ("tree", "max_children"),
+                        f"max_children {high} is smaller "
+                        f"than the default min_children {low} (expected at least {low})",
+                    )
+                )
 
     for index, constraint in enumerate(data.get("constraints") or []):
         if not isinstance(constraint, Mapping):
@@ -713,13 +761,19 @@ def _semantic_problems(data: Mapping[str, Any], where: _Where) -> list[SpecProbl
         needs = "field and total" if kind == "sum" else "terms"
         for key in stray:
             if key in constraint:
-                problems.append(where.at(("constraints", index, key), f"{key!r} does not apply to "
-                                         f"a {kind!r} constraint (expected {needs})", mode="key"))
+                problems.append(
+                    where.at(
+                        ("constraints", index, key),
+                        f"{key!r} does not apply to a {kind!r} constraint (expected {needs})",
+                        mode="key",
+                    )
+                )
 
     access = data.get("access")
     if isinstance(access, Mapping) and access.get("mode") == "allowlist" and not access.get("peers"):
-        problems.append(where.at(("access", "peers"), "mode 'allowlist' admits nobody "
-                                 "(expected at least one peer id)"))
+        problems.append(
+            where.at(("access", "peers"), "mode 'allowlist' admits nobody (expected at least one peer id)")
+        )
     return problems
 
 
@@ -757,8 +811,9 @@ def _default_prompt(task: str) -> Path:
         return Path("templates") / "prompts" / f"{task}.j2"
 
 
-def _prompts_from_files(data: Mapping[str, Any], where: _Where,
-                        base: Path) -> tuple[Prompts, list[SpecProblem]]:
+def _prompts_from_files(
+    data: Mapping[str, Any], where: _Where, base: Path
+) -> tuple[Prompts, list[SpecProblem]]:
     given = data.get("prompts")
     given = given if isinstance(given, Mapping) else {}
     texts: dict[str, str] = {}
@@ -784,8 +839,13 @@ def _prompts_from_text(data: Mapping[str, Any], where: _Where) -> tuple[Prompts,
     problems: list[SpecProblem] = []
     for task in TASKS:
         if task not in given:
-            problems.append(where.at(("prompts",), f"missing required field {task!r} "
-                                                   "(expected the template text)", mode="parent"))
+            problems.append(
+                where.at(
+                    ("prompts",),
+                    f"missing required field {task!r} (expected the template text)",
+                    mode="parent",
+                )
+            )
         elif isinstance(given[task], str):
             problem = _jinja_problem(given[task], f"prompts.{task}")
             if problem:
@@ -818,7 +878,22 @@ def _file_problems(data: Mapping[str, Any], where: _Where, base: Path) -> list[S
 
 
 __all__ = [
-    "DEFAULT_STRATEGIES", "TASKS", "AccessSettings", "Budget", "Constraint", "DecomposerRole",
-    "GoalSpec", "ModelSettings", "NetworkSettings", "OutputSettings", "Prompts", "Role", "Roles",
-    "TokenLimits", "TreeLimits", "load_spec", "quorum_size", "spec_from_json",
+    "DEFAULT_STRATEGIES",
+    "TASKS",
+    "AccessSettings",
+    "Budget",
+    "Constraint",
+    "DecomposerRole",
+    "GoalSpec",
+    "ModelSettings",
+    "NetworkSettings",
+    "OutputSettings",
+    "Prompts",
+    "Role",
+    "Roles",
+    "TokenLimits",
+    "TreeLimits",
+    "load_spec",
+    "quorum_size",
+    "spec_from_json",
 ]

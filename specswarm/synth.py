@@ -21,17 +21,39 @@ _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ no
 def minimal_spec(**overrides: Any) -> dict[str, Any]:
     """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts."""
     spec: dict[str, Any] = {
-        "version": 1, "name": "synthetic", "goal": "Plan a weekend in Lisbon",
-        "context": "Two adults, spring.", "constraints": [], "quorum": "majority",
-        "roles": {"decomposer": {"count": 2, "strategies": ["by place", "by day"]},
-                  "scorer": {"count": 3}, "executor": {"count": 2}, "observer": {"count": 1}},
+        "version": 1,
+        "name": "synthetic",
+        "goal": "Plan a weekend in Lisbon",
+        "context": "Two adults, spring.",
+        "constraints": [],
+        "quorum": "majority",
+        "roles": {
+            "decomposer": {"count": 2, "strategies": ["by place", "by day"]},
+            "scorer": {"count": 3},
+            "executor": {"count": 2},
+            "observer": {"count": 1},
+        },
         "prompts": {k: _STUB_PROMPT for k in ("decompose", "refine", "score", "execute")},
-        "tree": {"max_depth": 2, "min_children": 2, "max_children": 6, "max_revisions": 2,
-                 "approve_threshold": 60},
-        "model": {"backend": "scripted", "file": None, "name": None, "temperature": 0.0, "top_k": 1,
-                  "seed": 42, "repeat_penalty": 1.1, "threads": 2, "cassette": None,
-                  "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
-                  "model_weight": 0.2},
+        "tree": {
+            "max_depth": 2,
+            "min_children": 2,
+            "max_children": 6,
+            "max_revisions": 2,
+            "approve_threshold": 60,
+        },
+        "model": {
+            "backend": "scripted",
+            "file": None,
+            "name": None,
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": 42,
+            "repeat_penalty": 1.1,
+            "threads": 2,
+            "cassette": None,
+            "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
+            "model_weight": 0.2,
+        },
         "network": {"listen": "/ip4/127.0.0.1/tcp/0", "bootstrap": [], "mdns": False, "topic": None},
         "access": {"mode": "open", "peers": [], "secret_env": "SPECSWARM_SECRET"},
         "budget": {"seconds": 900, "settle_seconds": 1.0, "claim_timeout": 180},
@@ -83,32 +105,66 @@ class Swarm:
         return event
 
     # -- role helpers ---------------------------------------------------------------
-    def propose(self, who: Identity, node: str, titles: list[str], *, leaf: bool = False,
-                strategy: str = "by place", revises: str | None = None, lamport: int | None = None) -> Event:
-        children = [{"title": t, "detail": f"Details of {t.lower()}.", "leaf": leaf, "facts": {}}
-                    for t in titles]
-        return self.emit(who, "proposal", {"node": node, "strategy": strategy, "children": children,
-                                           "revises": revises, "rationale": f"split {strategy}"},
-                         lamport)
+    def propose(
+        self,
+        who: Identity,
+        node: str,
+        titles: list[str],
+        *,
+        leaf: bool = False,
+        strategy: str = "by place",
+        revises: str | None = None,
+        lamport: int | None = None,
+    ) -> Event:
+        children = [
+            {"title": t, "detail": f"Details of {t.lower()}.", "leaf": leaf, "facts": {}} for t in titles
+        ]
+        return self.emit(
+            who,
+            "proposal",
+            {
+                "node": node,
+                "strategy": strategy,
+                "children": children,
+                "revises": revises,
+                "rationale": f"split {strategy}",
+            },
+            lamport,
+        )
 
-    def vote(self, who: Identity, proposal: Event, approve: bool, score: int = 80,
-             lamport: int | None = None) -> Event:
-        return self.emit(who, "vote", {"proposal": proposal.id, "approve": approve, "score": score,
-                                       "critique": "fine" if approve else "too vague",
-                                       "checks": [{"name": "count", "score": 100, "passed": True,
-                                                   "note": "ok"}], "model_score": None}, lamport)
+    def vote(
+        self, who: Identity, proposal: Event, approve: bool, score: int = 80, lamport: int | None = None
+    ) -> Event:
+        return self.emit(
+            who,
+            "vote",
+            {
+                "proposal": proposal.id,
+                "approve": approve,
+                "score": score,
+                "critique": "fine" if approve else "too vague",
+                "checks": [{"name": "count", "score": 100, "passed": True, "note": "ok"}],
+                "model_score": None,
+            },
+            lamport,
+        )
 
-    def claim(self, who: Identity, leaf: str, supersedes: str | None = None,
-              lamport: int | None = None) -> Event:
+    def claim(
+        self, who: Identity, leaf: str, supersedes: str | None = None, lamport: int | None = None
+    ) -> Event:
         return self.emit(who, "claim", {"leaf": leaf, "supersedes": supersedes}, lamport)
 
     def result(self, who: Identity, leaf: str, claim: Event, output: str | None = None) -> Event:
-        return self.emit(who, "result", {"leaf": leaf, "claim": claim.id,
-                                         "output": output or f"Result for {leaf}", "model": "synthetic"})
+        return self.emit(
+            who,
+            "result",
+            {"leaf": leaf, "claim": claim.id, "output": output or f"Result for {leaf}", "model": "synthetic"},
+        )
 
     def accept(self, node: str, titles: list[str], *, leaf: bool = False, by: int = 0) -> Event:
-        prop = self.propose(self.peers["decomposer"][by % len(self.peers["decomposer"])], node, titles,
-                            leaf=leaf)
+        prop = self.propose(
+            self.peers["decomposer"][by % len(self.peers["decomposer"])], node, titles, leaf=leaf
+        )
         for scorer in self.peers["scorer"]:
             self.vote(scorer, prop, True, 70 + self.rng.randrange(30))
         return prop
@@ -122,16 +178,28 @@ class Swarm:
                 self.result(ex, node.id, c)
 
 
-def complete_swarm(seed: int = 0, fanout: int = 3, depth: int = 2, spec: dict[str, Any] | None = None,
-                   rival: bool = True) -> Swarm:
+def complete_swarm(
+    seed: int = 0, fanout: int = 3, depth: int = 2, spec: dict[str, Any] | None = None, rival: bool = True
+) -> Swarm:
     """A converged run: a tree of ``fanout`` children per split, ``depth`` levels, a rejected
     rival proposal at the root, and every leaf executed."""
-    sw = Swarm(spec=spec or minimal_spec(tree={"max_depth": depth, "min_children": 2,
-                                               "max_children": 8, "max_revisions": 2,
-                                               "approve_threshold": 60}), seed=seed)
+    sw = Swarm(
+        spec=spec
+        or minimal_spec(
+            tree={
+                "max_depth": depth,
+                "min_children": 2,
+                "max_children": 8,
+                "max_revisions": 2,
+                "approve_threshold": 60,
+            }
+        ),
+        seed=seed,
+    )
     if rival:
-        bad = sw.propose(sw.peers["decomposer"][-1], "root", ["Misc things", "Other stuff"],
-                         strategy="by day")
+        bad = sw.propose(
+            sw.peers["decomposer"][-1], "root", ["Misc things", "Other stuff"], strategy="by day"
+        )
         for scorer in sw.peers["scorer"]:
             sw.vote(scorer, bad, False, 30)
     frontier = [("root", 0)]

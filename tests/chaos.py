@@ -89,8 +89,15 @@ class ChaosPeer:
 class ChaosSwarm:
     """One run of real peer processes. Use as a context manager: it always stops every process."""
 
-    def __init__(self, workdir: Path, spec: dict[str, Any], seed: int, *, secret: str | None = None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        spec: dict[str, Any],
+        seed: int,
+        *,
+        secret: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.seed = seed
@@ -105,13 +112,20 @@ class ChaosSwarm:
         else:
             self.admission_key = self.identity()
         self.run_event = make_run_event(
-            launcher, spec, nonce=f"chaos-{seed}",
-            admission=self.admission_key.public_key.hex() if self.admission_key else None)
+            launcher,
+            spec,
+            nonce=f"chaos-{seed}",
+            admission=self.admission_key.public_key.hex() if self.admission_key else None,
+        )
         self.run_file = workdir / "run.json"
         self.run_file.write_text(self.run_event.to_bytes().decode())
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith("SPECSWARM_MODEL_") and k != "SPECSWARM_SECRET"
-                    and not k.startswith("SPECSWARM_TEST_")}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("SPECSWARM_MODEL_")
+            and k != "SPECSWARM_SECRET"
+            and not k.startswith("SPECSWARM_TEST_")
+        }
         self.env["PYTHONUNBUFFERED"] = "1"
         self.env.update(env or {})
         self.peers: list[ChaosPeer] = []
@@ -125,16 +139,30 @@ class ChaosSwarm:
     def new_peer(self, role: str, strategy: str | None = None, identity: Identity | None = None) -> PeerProc:
         index = len(self.peers)
         name = f"{role}-{index}"
-        return PeerProc(index, role, identity or self.identity(), _free_port(), strategy,
-                        self.workdir / f"{name}.jsonl", self.workdir / f"{name}.log")
+        return PeerProc(
+            index,
+            role,
+            identity or self.identity(),
+            _free_port(),
+            strategy,
+            self.workdir / f"{name}.jsonl",
+            self.workdir / f"{name}.log",
+        )
 
     def admission_for(self, p: PeerProc) -> str | None:
         if self.admission_key is None or self.secret is not None:
             return None  # allowlist: nothing to sign; secret: the peer derives it from its env
         return admit(self.admission_key, self.run_event.run, p.identity.peer_id, p.role)
 
-    def start(self, p: PeerProc, *, boot: list[str] | None = None, admission: Any = DEFAULT,
-              with_run_file: bool = True, env: dict[str, str] | None = None) -> ChaosPeer:
+    def start(
+        self,
+        p: PeerProc,
+        *,
+        boot: list[str] | None = None,
+        admission: Any = DEFAULT,
+        with_run_file: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> ChaosPeer:
         """Start ``p`` as a process. ``boot``: addresses to --join (default: the first and the
         latest started peer). ``with_run_file=False``: the peer only joins and learns the run."""
         if boot is None:
@@ -143,21 +171,28 @@ class ChaosSwarm:
         cmd = peer_command(p, boot, self.run_file, adm)
         if not with_run_file:
             i = cmd.index("--run-file")
-            del cmd[i:i + 2]
+            del cmd[i : i + 2]
         penv = dict(self.env)
         if self.secret is not None:
             penv["SPECSWARM_SECRET"] = self.secret
         penv.update(env or {})
-        popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(p.log, "wb"),
-                                 stdin=subprocess.DEVNULL, env=penv, start_new_session=True)
+        popen = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=open(p.log, "wb"),
+            stdin=subprocess.DEVNULL,
+            env=penv,
+            start_new_session=True,
+        )
         peer = ChaosPeer(p, popen)
         peer.reader = threading.Thread(target=peer._read, daemon=True, name=p.name)
         peer.reader.start()
         self.peers.append(peer)
         return peer
 
-    def start_declared(self, *, star: bool = False, first_role: str | None = None,
-                       identities: list[Identity] | None = None) -> list[ChaosPeer]:
+    def start_declared(
+        self, *, star: bool = False, first_role: str | None = None, identities: list[Identity] | None = None
+    ) -> list[ChaosPeer]:
         """Start the peers the spec declares. ``star``: every peer bootstraps from the first one
         only (whose role is ``first_role``, default the observer). ``identities``: use these, in order."""
         roles = self.spec["roles"]
@@ -251,8 +286,11 @@ class ChaosSwarm:
         return self._state.events()
 
     def observer_events(self) -> list[Event]:
-        return [e for line in self.observer.spec.events.read_bytes().splitlines()
-                if (e := check_event(line, self.run_event.run)[0]) is not None]
+        return [
+            e
+            for line in self.observer.spec.events.read_bytes().splitlines()
+            if (e := check_event(line, self.run_event.run)[0]) is not None
+        ]
 
     def accepted(self) -> set[str]:
         return {n.accepted for n in self.union().walk() if n.accepted}
@@ -266,11 +304,11 @@ class ChaosSwarm:
                 return value
             dead = [p.name for p in self.peers if not p.killed and p.popen.poll() is not None]
             if dead:
-                raise AssertionError(f"while waiting for {what}: peer(s) exited: {dead}; "
-                                     + self._log_tail(dead[0]))
+                raise AssertionError(
+                    f"while waiting for {what}: peer(s) exited: {dead}; " + self._log_tail(dead[0])
+                )
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; "
-                                     f"{self.describe()}")
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; {self.describe()}")
             time.sleep(0.02)
 
     def _log_tail(self, name: str) -> str:
@@ -279,9 +317,11 @@ class ChaosSwarm:
 
     def describe(self) -> str:
         plan = self.union()
-        rows = [f"{p.name}{'(killed)' if p.killed else ''}: complete={p.status.get('complete')} "
-                f"digest={str(p.status.get('digest'))[:10]} events={p.status.get('events')}"
-                for p in self.peers]
+        rows = [
+            f"{p.name}{'(killed)' if p.killed else ''}: complete={p.status.get('complete')} "
+            f"digest={str(p.status.get('digest'))[:10]} events={p.status.get('events')}"
+            for p in self.peers
+        ]
         return f"union progress {plan.progress()} complete={plan.complete}; " + "; ".join(rows)
 
     def wait_started(self, peers: list[ChaosPeer] | None = None, timeout: float = START_TIMEOUT) -> None:
@@ -297,8 +337,9 @@ class ChaosSwarm:
         return None
 
     def wait_converged(self, timeout: float = CONVERGE_TIMEOUT) -> str:
-        return str(self.wait_for(self.converged_digest, timeout,
-                                 "every live peer to report one complete digest"))
+        return str(
+            self.wait_for(self.converged_digest, timeout, "every live peer to report one complete digest")
+        )
 
     def check_final(self, digest: str, accepted_before: set[str]) -> Plan:
         """The invariants every scenario ends with. Returns the observer's final plan."""
@@ -315,10 +356,25 @@ class ChaosSwarm:
         return plan
 
 
-def chaos_spec(*, decomposers: int = 1, scorers: int = 1, executors: int = 1, quorum: Any = "majority",
-               max_depth: int = 2, settle: float = 0.3) -> dict[str, Any]:
-    spec = swarm_spec(decomposers=decomposers, scorers=scorers, executors=executors, observers=1,
-                      max_depth=max_depth, quorum=quorum, settle_seconds=settle, seconds=300.0)
+def chaos_spec(
+    *,
+    decomposers: int = 1,
+    scorers: int = 1,
+    executors: int = 1,
+    quorum: Any = "majority",
+    max_depth: int = 2,
+    settle: float = 0.3,
+) -> dict[str, Any]:
+    spec = swarm_spec(
+        decomposers=decomposers,
+        scorers=scorers,
+        executors=executors,
+        observers=1,
+        max_depth=max_depth,
+        quorum=quorum,
+        settle_seconds=settle,
+        seconds=300.0,
+    )
     spec["name"] = "chaos"
     return spec
 
@@ -403,8 +459,11 @@ def kill_executor(workdir: Path, seed: int) -> dict[str, Any]:
         plan = swarm.check_final(digest, accepted)
         leaf = plan.nodes[claim.body["leaf"]]
         events = swarm.observer_events()
-        victim_results = [e for e in events if e.kind == "result" and e.author == victim.peer_id
-                          and e.body["leaf"] == leaf.id]
+        victim_results = [
+            e
+            for e in events
+            if e.kind == "result" and e.author == victim.peer_id and e.body["leaf"] == leaf.id
+        ]
         assert leaf.result is not None
         if not victim_results:  # it died before executing: someone superseded its claim
             assert leaf.result.author != victim.peer_id
@@ -438,8 +497,11 @@ def kill_first_peer(workdir: Path, seed: int) -> dict[str, Any]:
         after = swarm.rng.choice(["everyone bootstrapped", "root accepted"])
         # "bootstrapped from it": every other peer has reached the first one (a peer killed before
         # anyone reached it leaves nobody anything to exchange: that would be no swarm at all)
-        swarm.wait_for(lambda: all(int(p.status.get("peers", 0)) >= 1 for p in swarm.peers[1:]), 60,
-                       "every peer to reach the first one")
+        swarm.wait_for(
+            lambda: all(int(p.status.get("peers", 0)) >= 1 for p in swarm.peers[1:]),
+            60,
+            "every peer to reach the first one",
+        )
         if after == "root accepted":
             swarm.wait_for(lambda: (r := swarm.union().root) is not None and r.accepted, 60, "root accepted")
         accepted = swarm.accepted()

@@ -28,13 +28,23 @@ def _base() -> dict[str, Any]:
     return load_spec(ROOT / "goals" / "tiny.yaml").to_json()
 
 
-def swarm_spec(decomposers: int = 3, scorers: int = 3, executors: int = 2, observers: int = 1,
-               max_depth: int = 2, quorum: Any = "majority", **budget: float) -> dict[str, Any]:
+def swarm_spec(
+    decomposers: int = 3,
+    scorers: int = 3,
+    executors: int = 2,
+    observers: int = 1,
+    max_depth: int = 2,
+    quorum: Any = "majority",
+    **budget: float,
+) -> dict[str, Any]:
     spec = copy.deepcopy(_base())
     spec["name"] = "swarm-test"
-    spec["roles"] = {"decomposer": {"count": decomposers, "strategies": ["by place", "by day", "by theme"]},
-                     "scorer": {"count": scorers}, "executor": {"count": executors},
-                     "observer": {"count": observers}}
+    spec["roles"] = {
+        "decomposer": {"count": decomposers, "strategies": ["by place", "by day", "by theme"]},
+        "scorer": {"count": scorers},
+        "executor": {"count": executors},
+        "observer": {"count": observers},
+    }
     spec["quorum"] = quorum
     spec["tree"].update(max_depth=max_depth, min_children=2, max_children=3)
     spec["model"].update(backend="scripted")
@@ -42,9 +52,15 @@ def swarm_spec(decomposers: int = 3, scorers: int = 3, executors: int = 2, obser
     return spec
 
 
-async def hooked_swarm(spec: dict[str, Any], seed: int, hook: Hook, model: Any = ScriptedModel,
-                       converge: bool = True, timeout: float = 60.0,
-                       delay: float = 0.005) -> tuple[str | None, LocalSwarm, Any]:
+async def hooked_swarm(
+    spec: dict[str, Any],
+    seed: int,
+    hook: Hook,
+    model: Any = ScriptedModel,
+    converge: bool = True,
+    timeout: float = 60.0,
+    delay: float = 0.005,
+) -> tuple[str | None, LocalSwarm, Any]:
     """Start the spec's declared swarm in memory, run ``hook(swarm, nursery, new_identity)``
     while it works, then (``converge``) wait until every live peer holds one complete plan."""
     rng = random.Random(seed)
@@ -59,9 +75,15 @@ async def hooked_swarm(spec: dict[str, Any], seed: int, hook: Hook, model: Any =
         strategies = spec["roles"]["decomposer"]["strategies"]
         for role in ("observer", "scorer", "executor", "decomposer"):
             for i in range(spec["roles"][role]["count"]):
-                node = await start_peer(swarm, nursery, role, spec, model, identity=ident(),
-                                        strategy=strategies[i % len(strategies)] if role == "decomposer"
-                                        else None)
+                node = await start_peer(
+                    swarm,
+                    nursery,
+                    role,
+                    spec,
+                    model,
+                    identity=ident(),
+                    strategy=strategies[i % len(strategies)] if role == "decomposer" else None,
+                )
                 node.announce_interval = 0.2
         result = await hook(swarm, nursery, ident)
         digest = await wait_converged(swarm, timeout) if converge else None

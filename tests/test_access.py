@@ -35,17 +35,26 @@ def test_a_stranger_cannot_vote_or_claim(mode: str, tmp_path: Path) -> None:
     with ChaosSwarm(tmp_path, spec, seed=1, secret=secret) as swarm:
         # the decomposer starts last, once the strangers are in: they then see the proposal
         # and the leaves while those are still open, and do try to vote and claim
-        honest = [swarm.start(swarm.new_peer(role, identity=ident))
-                  for role, ident in zip(("observer", "scorer", "executor"), members, strict=False)]
+        honest = [
+            swarm.start(swarm.new_peer(role, identity=ident))
+            for role, ident in zip(("observer", "scorer", "executor"), members, strict=False)
+        ]
         strangers = []
         for role in ("scorer", "executor"):
             p = swarm.new_peer(role)
-            strangers.append(swarm.start(
-                p, admission=None if mode != "allowlist" else swarm.admission_for(p),
-                env={"SPECSWARM_SECRET": "a wrong guess"} if mode == "secret" else None))
+            strangers.append(
+                swarm.start(
+                    p,
+                    admission=None if mode != "allowlist" else swarm.admission_for(p),
+                    env={"SPECSWARM_SECRET": "a wrong guess"} if mode == "secret" else None,
+                )
+            )
         ids = {s.peer_id for s in strangers}
-        swarm.wait_for(lambda: sum(1 for e in swarm.union_events()
-                                   if e.kind == "join" and e.author in ids) == 2, 60, "the strangers to join")
+        swarm.wait_for(
+            lambda: sum(1 for e in swarm.union_events() if e.kind == "join" and e.author in ids) == 2,
+            60,
+            "the strangers to join",
+        )
         strategy = (spec["roles"]["decomposer"].get("strategies") or [None])[0]
         honest.append(swarm.start(swarm.new_peer("decomposer", strategy, identity=members[3])))
 

@@ -34,8 +34,7 @@ def child(title: str, detail: str = "", **facts: int) -> dict:
 
 
 GOOD = [
-    child("Tokyo neighbourhoods and food", "Shinjuku, Asakusa and Tsukiji for the two-week trip",
-          days=5),
+    child("Tokyo neighbourhoods and food", "Shinjuku, Asakusa and Tsukiji for the two-week trip", days=5),
     child("Kyoto temples and gardens", "Fushimi Inari, Kinkaku-ji and a tea ceremony", days=4),
     child("Osaka and Nara day trips", "Dotonbori street food; deer park in Nara", days=3),
     child("Hiroshima and Miyajima", "Peace Memorial Museum, ferry to Itsukushima shrine", days=2),
@@ -55,10 +54,16 @@ VAGUE = [
 
 
 def checks_of(children: list[dict]) -> dict[str, Check]:
-    found = run_checks(ROOT, children, goal=GOAL, constraints=CONSTRAINTS,
-                       min_children=2, max_children=6)
+    found = run_checks(ROOT, children, goal=GOAL, constraints=CONSTRAINTS, min_children=2, max_children=6)
     assert [c.name for c in found] == [
-        "count", "duplicates", "overlap", "vagueness", "coverage", "constraints", "scope"]
+        "count",
+        "duplicates",
+        "overlap",
+        "vagueness",
+        "coverage",
+        "constraints",
+        "scope",
+    ]
     return {c.name: c for c in found}
 
 
@@ -75,7 +80,8 @@ def test_duplicated_split_fails_duplicates_and_scores_lower() -> None:
     failed = sorted(n for n, c in checks.items() if not c.passed)
     assert failed == ["duplicates", "overlap"]
     assert checks["duplicates"].note == (
-        "#1 'Tokyo neighbourhoods and food' and #2 'Tokyo: neighbourhoods & food!' are the same")
+        "#1 'Tokyo neighbourhoods and food' and #2 'Tokyo: neighbourhoods & food!' are the same"
+    )
     dup_score, dup_approve = combine(list(checks.values()), 90, 0.2)
     good_score, _ = combine(list(checks_of(GOOD).values()), 90, 0.2)
     assert dup_approve is False  # a hard check failed, whatever the model says
@@ -121,31 +127,33 @@ def test_vagueness_reasons() -> None:
     assert check_vagueness([child("Try sushi, ramen and other Japanese dishes")]).passed
     c = check_vagueness([child("Sightseeing"), child("Tokyo food tour"), child("do it all")])
     assert not c.passed
-    assert c.note == ("#1 'Sightseeing': title too short; "
-                      "#3 'do it all': title too short")
+    assert c.note == ("#1 'Sightseeing': title too short; #3 'do it all': title too short")
     assert c.score == 33
 
 
 def test_coverage_fails_alone() -> None:
-    parent = {"title": "Organize a 200-person technical conference",
-              "detail": "venue, speakers, catering", "depth": 1}
+    parent = {
+        "title": "Organize a 200-person technical conference",
+        "detail": "venue, speakers, catering",
+        "depth": 1,
+    }
     off_topic = [child("Knit winter scarves", "wool"), child("Repaint garden fence", "green")]
     c = check_coverage(parent, off_topic)
     assert not c.passed
     assert c.score == 0
     assert c.note.startswith("0/")
-    on_topic = [child("Venue for 200 people", "technical conference hall"),
-                child("Speakers and catering", "invite speakers, order catering")]
+    on_topic = [
+        child("Venue for 200 people", "technical conference hall"),
+        child("Speakers and catering", "invite speakers, order catering"),
+    ]
     assert check_coverage(parent, on_topic).passed
 
 
 @pytest.mark.parametrize(
     ("children", "note"),
     [
-        ([child("Tokyo food", days=7), child("Kyoto temples", days=6)],
-         "days add up to 13, expected 14"),
-        ([child("Tokyo food", days=7), child("Kyoto temples")],
-         "days missing on #2 'Kyoto temples'"),
+        ([child("Tokyo food", days=7), child("Kyoto temples", days=6)], "days add up to 13, expected 14"),
+        ([child("Tokyo food", days=7), child("Kyoto temples")], "days missing on #2 'Kyoto temples'"),
         ([child("Tokyo food", days=7), child("Nara deer", days=7)], "not mentioned: Kyoto"),
         ([child("Tokyo food", days=7), child("Kyoto river cruise", days=7)], "forbidden: cruise"),
     ],
@@ -191,14 +199,21 @@ def test_a_child_repeating_another_branch_fails_scope() -> None:
     from specswarm.synth import minimal_spec
 
     parent = {"title": "Visit Kyoto (4 days)", "detail": "", "depth": 1, "facts": {}}
-    children = [{"title": "Fushimi Inari Shrine at dawn", "detail": "", "leaf": True, "facts": {}},
-                {"title": "Hike Mount Fuji (2 days)", "detail": "", "leaf": True, "facts": {}},
-                {"title": "Kiyomizu-dera and Gion walk", "detail": "", "leaf": True, "facts": {}}]
-    checks = {c.name: c for c in check_split(minimal_spec(), parent, children,
-                                              elsewhere=["Visit Tokyo (5 days)", "Hike Mount Fuji (2 days)"])}
+    children = [
+        {"title": "Fushimi Inari Shrine at dawn", "detail": "", "leaf": True, "facts": {}},
+        {"title": "Hike Mount Fuji (2 days)", "detail": "", "leaf": True, "facts": {}},
+        {"title": "Kiyomizu-dera and Gion walk", "detail": "", "leaf": True, "facts": {}},
+    ]
+    checks = {
+        c.name: c
+        for c in check_split(
+            minimal_spec(), parent, children, elsewhere=["Visit Tokyo (5 days)", "Hike Mount Fuji (2 days)"]
+        )
+    }
     assert checks["duplicates"].passed
     assert not checks["scope"].passed and checks["scope"].score == 67
     assert checks["scope"].note == (
-        "#2 'Hike Mount Fuji (2 days)' repeats 'Hike Mount Fuji (2 days)', planned in another branch")
+        "#2 'Hike Mount Fuji (2 days)' repeats 'Hike Mount Fuji (2 days)', planned in another branch"
+    )
     alone = {c.name: c for c in check_split(minimal_spec(), parent, children)}
     assert alone["scope"].passed and alone["scope"].score == 100

@@ -35,8 +35,22 @@ def _offline_prefix() -> list[str]:
 def test_tiny_plan_with_the_real_model_offline(tmp_path: Path) -> None:
     events, report, out = tmp_path / "events.jsonl", tmp_path / "report.json", tmp_path / "plan.md"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
-    cmd = [*_offline_prefix(), sys.executable, "-m", "specswarm", "plan", str(ROOT / "goals" / "tiny.yaml"),
-           "--out", str(out), "--events", str(events), "--report", str(report), "--timeout", "900"]
+    cmd = [
+        *_offline_prefix(),
+        sys.executable,
+        "-m",
+        "specswarm",
+        "plan",
+        str(ROOT / "goals" / "tiny.yaml"),
+        "--out",
+        str(out),
+        "--events",
+        str(events),
+        "--report",
+        str(report),
+        "--timeout",
+        "900",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1000, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     rep = json.loads(report.read_text())

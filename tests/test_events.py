@@ -38,12 +38,24 @@ BAD_SIG = "bad signature: not signed by its author, or tampered"
 
 BODIES: dict[str, dict[str, Any]] = {
     "join": {"role": "scorer", "strategy": None, "admission": None},
-    "proposal": {"node": "root", "strategy": "by place",
-                 "children": [{"title": "A", "detail": "a", "leaf": False, "facts": {"days": 2}},
-                              {"title": "B", "detail": "b", "leaf": True, "facts": {}}],
-                 "revises": None, "rationale": "why"},
-    "vote": {"proposal": "a" * 64, "approve": True, "score": 80, "critique": "ok",
-             "checks": [{"name": "count", "score": 100, "passed": True, "note": ""}], "model_score": 70},
+    "proposal": {
+        "node": "root",
+        "strategy": "by place",
+        "children": [
+            {"title": "A", "detail": "a", "leaf": False, "facts": {"days": 2}},
+            {"title": "B", "detail": "b", "leaf": True, "facts": {}},
+        ],
+        "revises": None,
+        "rationale": "why",
+    },
+    "vote": {
+        "proposal": "a" * 64,
+        "approve": True,
+        "score": 80,
+        "critique": "ok",
+        "checks": [{"name": "count", "score": 100, "passed": True, "note": ""}],
+        "model_score": 70,
+    },
     "claim": {"leaf": "0123456789abcdef.1", "supersedes": None},
     "result": {"leaf": "0123456789abcdef.1", "claim": "b" * 64, "output": "done", "model": "m"},
 }
@@ -76,8 +88,14 @@ def test_sign_then_check_accepts_every_kind(kind: str) -> None:
 
 def test_event_id_and_signature_definition() -> None:
     event = make_event(ALICE, RUN, "claim", 3, BODIES["claim"])
-    unsigned = {"v": 1, "run": RUN, "kind": "claim", "author": ALICE.peer_id, "lamport": 3,
-                "body": BODIES["claim"]}
+    unsigned = {
+        "v": 1,
+        "run": RUN,
+        "kind": "claim",
+        "author": ALICE.peer_id,
+        "lamport": 3,
+        "body": BODIES["claim"],
+    }
     assert event.id == sha256_hex(canonical_bytes(unsigned))
     assert event.id == digest(unsigned)
     assert event.unsigned() == unsigned
@@ -104,8 +122,10 @@ def test_parse_event_raises_event_error_with_reason() -> None:
 
 
 def test_iter_sorted_uses_lamport_author_id() -> None:
-    events = [make_event(who, RUN, "claim", lam, BODIES["claim"])
-              for who, lam in [(BOB, 2), (ALICE, 2), (BOB, 1), (ALICE, 3)]]
+    events = [
+        make_event(who, RUN, "claim", lam, BODIES["claim"])
+        for who, lam in [(BOB, 2), (ALICE, 2), (BOB, 1), (ALICE, 3)]
+    ]
     assert [e.order for e in iter_sorted(events)] == sorted(e.order for e in events)
     assert [e.lamport for e in iter_sorted(events)] == [1, 2, 2, 3]
 
@@ -114,8 +134,7 @@ def test_iter_sorted_uses_lamport_author_id() -> None:
 
 
 def _body_tampers() -> list[tuple[str, Any]]:
-    return [("score", 81), ("approve", False), ("critique", "ok!"), ("model_score", None),
-            ("checks", [])]
+    return [("score", 81), ("approve", False), ("critique", "ok!"), ("model_score", None), ("checks", [])]
 
 
 @pytest.mark.parametrize(("field", "value"), _body_tampers())
@@ -158,8 +177,7 @@ def test_signature_by_another_key_refused() -> None:
 def test_run_id_changed_refused() -> None:
     # without a run filter the signature catches it; with one, the run filter does first
     assert check_event(good(run=OTHER_RUN)) == (None, BAD_SIG)
-    assert check_event(good(run=OTHER_RUN), RUN) == (
-        None, f"foreign run: {OTHER_RUN} (this run is {RUN})")
+    assert check_event(good(run=OTHER_RUN), RUN) == (None, f"foreign run: {OTHER_RUN} (this run is {RUN})")
 
 
 def test_foreign_run_refused_even_when_well_signed() -> None:
@@ -180,11 +198,17 @@ def test_run_event_with_wrong_run_id_refused() -> None:
     assert check_event(ok) == (None, BAD_SIG)
 
 
-@pytest.mark.parametrize(("override", "path"), [
-    ({"quorum": 0}, "quorum"), ({"quorum": "most"}, "quorum"), ({"quorum": 1.5}, "quorum"),
-    ({"tree": "deep"}, "tree"), ({"access": None}, "access"),
-    ({"roles": {**minimal_spec()["roles"], "scorer": {"count": "three"}}}, "roles.scorer.count"),
-])
+@pytest.mark.parametrize(
+    ("override", "path"),
+    [
+        ({"quorum": 0}, "quorum"),
+        ({"quorum": "most"}, "quorum"),
+        ({"quorum": 1.5}, "quorum"),
+        ({"tree": "deep"}, "tree"),
+        ({"access": None}, "access"),
+        ({"roles": {**minimal_spec()["roles"], "scorer": {"count": "three"}}}, "roles.scorer.count"),
+    ],
+)
 def test_run_event_with_an_invalid_spec_refused(override: dict[str, Any], path: str) -> None:
     # the fold reads the run's spec: one the goal schema forbids must never reach it
     event = make_run_event(ALICE, {**minimal_spec(), **override})
@@ -200,8 +224,7 @@ def test_oversized_refused_unread() -> None:
     data = b" " * (MAX_EVENT_BYTES + 1)
     assert check_event(data) == (None, f"oversized: {MAX_EVENT_BYTES + 1} bytes (limit {MAX_EVENT_BYTES})")
     # a well-signed event just over the limit is refused too
-    big = make_event(ALICE, RUN, "result", 1,
-                     {**BODIES["result"], "output": "x" * 20000}).to_bytes()
+    big = make_event(ALICE, RUN, "result", 1, {**BODIES["result"], "output": "x" * 20000}).to_bytes()
     padded = big + b" " * (MAX_EVENT_BYTES + 1 - len(big))
     assert check_event(padded, RUN)[1].startswith("oversized: ")
     # exactly at the limit it is read (and accepted: JSON allows trailing whitespace)
@@ -209,22 +232,27 @@ def test_oversized_refused_unread() -> None:
     assert check_event(at_limit, RUN)[1] == ""
 
 
-@pytest.mark.parametrize("data", [b"", b"{", b"{'a': 1}", b"\xff\xfe\x00", "[1, 2", b"nul", b"{\"v\": 1,}"])
+@pytest.mark.parametrize("data", [b"", b"{", b"{'a': 1}", b"\xff\xfe\x00", "[1, 2", b"nul", b'{"v": 1,}'])
 def test_malformed_json_refused(data: bytes | str) -> None:
     event, reason = check_event(data)
     assert event is None
     assert reason.startswith("malformed JSON: ")
 
 
-@pytest.mark.parametrize("data", [b"[]", b"1", b"\"event\"", b"null", b"true", [1, 2], "[{}]"])
+@pytest.mark.parametrize("data", [b"[]", b"1", b'"event"', b"null", b"true", [1, 2], "[{}]"])
 def test_non_object_refused(data: Any) -> None:
     assert check_event(data) == (None, "malformed: an event is a JSON object")
 
 
 def test_envelope_schema_violations() -> None:
     cases = {
-        "v": ("v", 2), "run": ("run", "ABC"), "kind": ("kind", "gossip"), "author": ("author", "Qm123"),
-        "lamport": ("lamport", -1), "body": ("body", []), "sig": ("sig", "short"),
+        "v": ("v", 2),
+        "run": ("run", "ABC"),
+        "kind": ("kind", "gossip"),
+        "author": ("author", "Qm123"),
+        "lamport": ("lamport", -1),
+        "body": ("body", []),
+        "sig": ("sig", "short"),
     }
     for where, (field, value) in cases.items():
         reason = check_event(good(**{field: value}), RUN)[1]
@@ -251,14 +279,26 @@ BODY_VIOLATIONS: list[tuple[str, Any, str]] = [
     ("proposal", {**BODIES["proposal"], "node": "root.0"}, "body/node"),
     ("proposal", {**BODIES["proposal"], "node": "0123456789abcdef.100"}, "body/node"),
     ("proposal", {**BODIES["proposal"], "revises": "abc"}, "body/revises"),
-    ("proposal", {**BODIES["proposal"], "children": [{"title": "", "detail": "", "leaf": True,
-                                                        "facts": {}}]}, "body/children/0/title"),
-    ("proposal", {**BODIES["proposal"], "children": [{"title": "t", "detail": "", "leaf": "yes",
-                                                        "facts": {}}]}, "body/children/0/leaf"),
-    ("proposal", {**BODIES["proposal"], "children": [{"title": "t", "detail": "", "leaf": True,
-                                                        "facts": {"x": 1.5}}]}, "body/children/0/facts/x"),
-    ("proposal", {**BODIES["proposal"], "children": [BODIES["proposal"]["children"][0]] * 21},
-     "body/children"),
+    (
+        "proposal",
+        {**BODIES["proposal"], "children": [{"title": "", "detail": "", "leaf": True, "facts": {}}]},
+        "body/children/0/title",
+    ),
+    (
+        "proposal",
+        {**BODIES["proposal"], "children": [{"title": "t", "detail": "", "leaf": "yes", "facts": {}}]},
+        "body/children/0/leaf",
+    ),
+    (
+        "proposal",
+        {**BODIES["proposal"], "children": [{"title": "t", "detail": "", "leaf": True, "facts": {"x": 1.5}}]},
+        "body/children/0/facts/x",
+    ),
+    (
+        "proposal",
+        {**BODIES["proposal"], "children": [BODIES["proposal"]["children"][0]] * 21},
+        "body/children",
+    ),
     ("proposal", {**BODIES["proposal"], "rationale": "r" * 4001}, "body/rationale"),
     ("vote", {**BODIES["vote"], "score": 101}, "body/score"),
     ("vote", {**BODIES["vote"], "score": -1}, "body/score"),
@@ -276,22 +316,40 @@ BODY_VIOLATIONS: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "body", "where"), BODY_VIOLATIONS,
-                         ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(BODY_VIOLATIONS)])
+@pytest.mark.parametrize(
+    ("kind", "body", "where"),
+    BODY_VIOLATIONS,
+    ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(BODY_VIOLATIONS)],
+)
 def test_body_schema_violations_refused(kind: str, body: Any, where: str) -> None:
     # well signed, so only the schema can refuse it
-    data = sign_raw(ALICE, {"v": 1, "run": RUN, "kind": kind, "author": ALICE.peer_id, "lamport": 1,
-                            "body": body})
+    data = sign_raw(
+        ALICE, {"v": 1, "run": RUN, "kind": kind, "author": ALICE.peer_id, "lamport": 1, "body": body}
+    )
     event, reason = check_event(json.dumps(data))
     assert event is None
     assert reason.startswith(f"schema: {where}: "), reason
 
 
-@pytest.mark.parametrize("data", [
-    {"v": 1, "run": RUN, "kind": "vote", "author": "12D3KooW" + "1" * 44, "lamport": 1, "body": {},
-     "sig": "A" * 86 + "=="},
-    b'{"v": 1e400}', b"[" * 100000, b'{"a": "\\ud800"}', "{\"v\": NaN}", b'{"v": ' + b"9" * 5000 + b"}",
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {
+            "v": 1,
+            "run": RUN,
+            "kind": "vote",
+            "author": "12D3KooW" + "1" * 44,
+            "lamport": 1,
+            "body": {},
+            "sig": "A" * 86 + "==",
+        },
+        b'{"v": 1e400}',
+        b"[" * 100000,
+        b'{"a": "\\ud800"}',
+        '{"v": NaN}',
+        b'{"v": ' + b"9" * 5000 + b"}",
+    ],
+)
 def test_hostile_input_gives_a_reason_not_an_exception(data: Any) -> None:
     event, reason = check_event(data)
     assert event is None
@@ -301,8 +359,9 @@ def test_hostile_input_gives_a_reason_not_an_exception(data: Any) -> None:
 def test_author_that_is_not_an_ed25519_peer_id_refused() -> None:
     # matches the schema's pattern but does not decode to an identity multihash of an Ed25519 key
     author = "12D3KooW" + "z" * 44
-    data = sign_raw(ALICE, {"v": 1, "run": RUN, "kind": "claim", "author": author, "lamport": 1,
-                            "body": BODIES["claim"]})
+    data = sign_raw(
+        ALICE, {"v": 1, "run": RUN, "kind": "claim", "author": author, "lamport": 1, "body": BODIES["claim"]}
+    )
     event, reason = check_event(data)
     assert event is None
     assert reason.startswith("bad author: not an Ed25519 peer id")
@@ -354,15 +413,15 @@ def test_event_log_reports_bad_lines_with_line_numbers(tmp_path) -> None:
     tampered = sw.events[1].to_json()
     tampered["lamport"] += 1
     lines = [
-        sw.events[0].to_bytes().decode(),        # 1 ok
-        "",                                       # 2 blank: skipped, not an error
-        "{not json",                              # 3
-        sw.events[1].to_bytes().decode(),        # 4 ok
-        json.dumps(tampered),                     # 5 tampered
-        "[1, 2, 3]",                              # 6 not an object
-        foreign.events[1].to_bytes().decode(),   # 7 foreign run
-        "   ",                                    # 8 blank
-        sw.events[2].to_bytes().decode(),        # 9 ok
+        sw.events[0].to_bytes().decode(),  # 1 ok
+        "",  # 2 blank: skipped, not an error
+        "{not json",  # 3
+        sw.events[1].to_bytes().decode(),  # 4 ok
+        json.dumps(tampered),  # 5 tampered
+        "[1, 2, 3]",  # 6 not an object
+        foreign.events[1].to_bytes().decode(),  # 7 foreign run
+        "   ",  # 8 blank
+        sw.events[2].to_bytes().decode(),  # 9 ok
     ]
     path = tmp_path / "events.jsonl"
     path.write_text("\n".join(lines) + "\n")

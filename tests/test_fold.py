@@ -15,14 +15,30 @@ from specswarm.synth import Swarm, complete_swarm, minimal_spec
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def make_swarm(n_scorers: int = 3, quorum: Any = "majority", max_depth: int = 2, seed: int = 1,
-               admission: Identity | None = None, **spec: Any) -> Swarm:
-    roles = {"decomposer": {"count": 2, "strategies": ["by place", "by day"]},
-             "scorer": {"count": n_scorers}, "executor": {"count": 2}, "observer": {"count": 1}}
-    tree = {"max_depth": max_depth, "min_children": 1, "max_children": 6, "max_revisions": 2,
-            "approve_threshold": 60}
-    return Swarm(spec=minimal_spec(quorum=quorum, roles=roles, tree=tree, **spec), seed=seed,
-                 admission=admission)
+def make_swarm(
+    n_scorers: int = 3,
+    quorum: Any = "majority",
+    max_depth: int = 2,
+    seed: int = 1,
+    admission: Identity | None = None,
+    **spec: Any,
+) -> Swarm:
+    roles = {
+        "decomposer": {"count": 2, "strategies": ["by place", "by day"]},
+        "scorer": {"count": n_scorers},
+        "executor": {"count": 2},
+        "observer": {"count": 1},
+    }
+    tree = {
+        "max_depth": max_depth,
+        "min_children": 1,
+        "max_children": 6,
+        "max_revisions": 2,
+        "approve_threshold": 60,
+    }
+    return Swarm(
+        spec=minimal_spec(quorum=quorum, roles=roles, tree=tree, **spec), seed=seed, admission=admission
+    )
 
 
 def scorers(sw: Swarm) -> list[Identity]:
@@ -62,19 +78,22 @@ def statuses(plan: Plan, node: str = ROOT) -> dict[str, str]:
 # -- quorum --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("quorum", "expected"), [
-    ("majority", [1, 2, 2, 3, 3]),
-    ("all", [1, 2, 3, 4, 5]),
-    (1, [1, 1, 1, 1, 1]),
-    (2, [2, 2, 2, 2, 2]),
-    (4, [4, 4, 4, 4, 4]),
-    (0.5, [1, 1, 2, 2, 3]),
-    (1 / 3, [1, 1, 1, 2, 2]),
-    (2 / 3, [1, 2, 2, 3, 4]),
-    (0.1, [1, 1, 1, 1, 1]),
-    (0.6, [1, 2, 2, 3, 3]),
-    (1.0, [1, 2, 3, 4, 5]),
-])
+@pytest.mark.parametrize(
+    ("quorum", "expected"),
+    [
+        ("majority", [1, 2, 2, 3, 3]),
+        ("all", [1, 2, 3, 4, 5]),
+        (1, [1, 1, 1, 1, 1]),
+        (2, [2, 2, 2, 2, 2]),
+        (4, [4, 4, 4, 4, 4]),
+        (0.5, [1, 1, 2, 2, 3]),
+        (1 / 3, [1, 1, 1, 2, 2]),
+        (2 / 3, [1, 2, 2, 3, 4]),
+        (0.1, [1, 1, 1, 1, 1]),
+        (0.6, [1, 2, 2, 3, 3]),
+        (1.0, [1, 2, 3, 4, 5]),
+    ],
+)
 def test_quorum_sizes(quorum: Any, expected: list[int]) -> None:
     assert [quorum_size(quorum, n) for n in range(1, 6)] == expected
 
@@ -85,9 +104,18 @@ def test_bad_quorum_raises(bad: Any) -> None:
         quorum_size(bad, 3)
 
 
-@pytest.mark.parametrize(("n", "quorum", "q"), [(1, "majority", 1), (3, "majority", 2), (5, "majority", 3),
-                                                (4, "majority", 3), (3, "all", 3), (5, 0.4, 2),
-                                                (4, 2, 2)])
+@pytest.mark.parametrize(
+    ("n", "quorum", "q"),
+    [
+        (1, "majority", 1),
+        (3, "majority", 2),
+        (5, "majority", 3),
+        (4, "majority", 3),
+        (3, "all", 3),
+        (5, 0.4, 2),
+        (4, 2, 2),
+    ],
+)
 def test_accepted_at_exactly_q_approvals_not_before(n: int, quorum: Any, q: int) -> None:
     sw = make_swarm(n_scorers=n, quorum=quorum)
     prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["A", "B"], lamport=10)
@@ -125,14 +153,16 @@ def test_least_vote_of_a_scorer_counts(first: bool, expected: str) -> None:
     sw = make_swarm(n_scorers=3, quorum=2)
     prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["A", "B"], lamport=10)
     s0, s1, _ = scorers(sw)
-    sw.vote(s0, prop, not first, 10, lamport=30)   # later: ignored
-    sw.vote(s0, prop, first, 50, lamport=20)       # earlier: counts
+    sw.vote(s0, prop, not first, 10, lamport=30)  # later: ignored
+    sw.vote(s0, prop, first, 50, lamport=20)  # earlier: counts
     sw.vote(s1, prop, True, 70, lamport=21)
     plan = fold(sw.events)
     assert statuses(plan) == {prop.id: expected}
     (view,) = plan.root.proposals  # type: ignore[union-attr]
     assert [(v.author, v.lamport, v.approve) for v in view.votes] == [
-        (s0.peer_id, 20, first), (s1.peer_id, 21, True)]
+        (s0.peer_id, 20, first),
+        (s1.peer_id, 21, True),
+    ]
     assert view.mean_score == 60
 
 
@@ -167,10 +197,23 @@ def test_votes_from_non_scorers_never_change_the_plan() -> None:
     base = fold(sw.events)
     assert base.root is not None and base.root.accepted is None
     outsider = Identity(b"\x42" * 32)
-    noise = [make_event(who, sw.run, "vote", 1,
-                        {"proposal": prop.id, "approve": True, "score": 100, "critique": "", "checks": [],
-                         "model_score": None})
-             for who in (*sw.peers["decomposer"], *sw.peers["executor"], *sw.peers["observer"], outsider)]
+    noise = [
+        make_event(
+            who,
+            sw.run,
+            "vote",
+            1,
+            {
+                "proposal": prop.id,
+                "approve": True,
+                "score": 100,
+                "critique": "",
+                "checks": [],
+                "model_score": None,
+            },
+        )
+        for who in (*sw.peers["decomposer"], *sw.peers["executor"], *sw.peers["observer"], outsider)
+    ]
     plan = fold(sw.events + noise)
     assert_same_plan(plan, base)
     assert plan.counts["vote"] == base.counts["vote"] + len(noise)
@@ -179,8 +222,12 @@ def test_votes_from_non_scorers_never_change_the_plan() -> None:
 def test_proposals_from_non_decomposers_never_count() -> None:
     sw = make_swarm(n_scorers=3)
     base = fold(sw.events)
-    for who in (sw.peers["scorer"][0], sw.peers["executor"][0], sw.peers["observer"][0],
-                Identity(b"\x43" * 32)):
+    for who in (
+        sw.peers["scorer"][0],
+        sw.peers["executor"][0],
+        sw.peers["observer"][0],
+        Identity(b"\x43" * 32),
+    ):
         prop = sw.propose(who, ROOT, ["Rogue A", "Rogue B"], lamport=5)
         for s in sw.peers["scorer"]:
             sw.vote(s, prop, True, 100, lamport=6)
@@ -193,8 +240,12 @@ def test_proposals_from_non_decomposers_never_count() -> None:
 def test_claims_and_results_from_non_executors_never_count() -> None:
     sw, leaf = leaf_swarm()
     base = fold(sw.events)
-    for who in (sw.peers["decomposer"][0], sw.peers["scorer"][0], sw.peers["observer"][0],
-                Identity(b"\x44" * 32)):
+    for who in (
+        sw.peers["decomposer"][0],
+        sw.peers["scorer"][0],
+        sw.peers["observer"][0],
+        Identity(b"\x44" * 32),
+    ):
         c = sw.claim(who, leaf, lamport=1)
         sw.result(who, leaf, c)
     plan = fold(sw.events)
@@ -227,11 +278,21 @@ def test_joins_need_a_valid_admission_signature() -> None:
     rogue = sw.add_peer("decomposer", admitted=False)
     assert rogue.peer_id not in fold(sw.events).roles
     sly = Identity(b"\x51" * 32)
-    sw.emit(sly, "join", {"role": "decomposer", "strategy": None,
-                          "admission": admit(key, sw.run, sly.peer_id, "observer")})
+    sw.emit(
+        sly,
+        "join",
+        {"role": "decomposer", "strategy": None, "admission": admit(key, sw.run, sly.peer_id, "observer")},
+    )
     wrong = Identity(b"\x52" * 32)
-    sw.emit(wrong, "join", {"role": "scorer", "strategy": None,
-                            "admission": admit(Identity(b"\x00" * 32), sw.run, wrong.peer_id, "scorer")})
+    sw.emit(
+        wrong,
+        "join",
+        {
+            "role": "scorer",
+            "strategy": None,
+            "admission": admit(Identity(b"\x00" * 32), sw.run, wrong.peer_id, "scorer"),
+        },
+    )
     base = fold(base_events)
     for who in (rogue, sly):
         prop = sw.propose(who, ROOT, ["R1", "R2"], lamport=3)
@@ -367,12 +428,20 @@ def test_completing_vote_is_the_qth_approval_not_the_last() -> None:
 # -- rejection -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("n", "quorum", "rejections", "status"), [
-    (3, "majority", 1, "pending"), (3, "majority", 2, "rejected"),
-    (3, "all", 1, "rejected"), (3, 1, 2, "pending"), (3, 1, 3, "rejected"),
-    (5, "majority", 2, "pending"), (5, "majority", 3, "rejected"),
-    (4, "majority", 1, "pending"), (4, "majority", 2, "rejected"),
-])
+@pytest.mark.parametrize(
+    ("n", "quorum", "rejections", "status"),
+    [
+        (3, "majority", 1, "pending"),
+        (3, "majority", 2, "rejected"),
+        (3, "all", 1, "rejected"),
+        (3, 1, 2, "pending"),
+        (3, 1, 3, "rejected"),
+        (5, "majority", 2, "pending"),
+        (5, "majority", 3, "rejected"),
+        (4, "majority", 1, "pending"),
+        (4, "majority", 2, "rejected"),
+    ],
+)
 def test_rejected_when_rejections_exceed_n_minus_q(n: int, quorum: Any, rejections: int, status: str) -> None:
     sw = make_swarm(n_scorers=n, quorum=quorum)
     prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["A", "B"], lamport=1)
@@ -400,11 +469,21 @@ def test_child_ids_depths_and_the_leaf_rule() -> None:
     sw = make_swarm(max_depth=2)
     d0, d1 = sw.peers["decomposer"]
     ss = scorers(sw)
-    root_prop = sw.emit(d0, "proposal", {
-        "node": ROOT, "strategy": "by place", "revises": None, "rationale": "r",
-        "children": [{"title": "Leaf now", "detail": "d0", "leaf": True, "facts": {"days": 2}},
-                     {"title": "Split me", "detail": "d1", "leaf": False, "facts": {"city": "Porto"}}]},
-        lamport=1)
+    root_prop = sw.emit(
+        d0,
+        "proposal",
+        {
+            "node": ROOT,
+            "strategy": "by place",
+            "revises": None,
+            "rationale": "r",
+            "children": [
+                {"title": "Leaf now", "detail": "d0", "leaf": True, "facts": {"days": 2}},
+                {"title": "Split me", "detail": "d1", "leaf": False, "facts": {"city": "Porto"}},
+            ],
+        },
+        lamport=1,
+    )
     for s in ss[:2]:
         sw.vote(s, root_prop, True, lamport=2)
     mid = child_id(root_prop.id, 1)
@@ -419,18 +498,34 @@ def test_child_ids_depths_and_the_leaf_rule() -> None:
 
     root = plan.nodes[ROOT]
     assert (root.title, root.detail, root.depth, root.leaf, root.parent) == (
-        "Plan a weekend in Lisbon", "Two adults, spring.", 0, False, None)
+        "Plan a weekend in Lisbon",
+        "Two adults, spring.",
+        0,
+        False,
+        None,
+    )
     assert root.children == (child_id(root_prop.id, 0), child_id(root_prop.id, 1))
     leaf0 = plan.nodes[child_id(root_prop.id, 0)]
     assert (leaf0.title, leaf0.detail, leaf0.depth, leaf0.leaf, leaf0.parent, dict(leaf0.facts)) == (
-        "Leaf now", "d0", 1, True, ROOT, {"days": 2})
+        "Leaf now",
+        "d0",
+        1,
+        True,
+        ROOT,
+        {"days": 2},
+    )
     assert leaf0.proposals == ()
     node1 = plan.nodes[mid]
-    assert (node1.depth, node1.leaf, node1.accepted, dict(node1.facts)) == (1, False, mid_prop.id,
-                                                                             {"city": "Porto"})
+    assert (node1.depth, node1.leaf, node1.accepted, dict(node1.facts)) == (
+        1,
+        False,
+        mid_prop.id,
+        {"city": "Porto"},
+    )
     deep = [plan.nodes[c] for c in node1.children]
     assert [(n.id, n.title, n.depth, n.leaf, n.parent) for n in deep] == [
-        (child_id(mid_prop.id, i), t, 2, True, mid) for i, t in enumerate(["Deep A", "Deep B", "Deep C"])]
+        (child_id(mid_prop.id, i), t, 2, True, mid) for i, t in enumerate(["Deep A", "Deep B", "Deep C"])
+    ]
     assert len(plan.nodes) == 6
     assert plan.counts["proposals_outside_tree"] == 2
     assert [n.id for n in plan.walk()] == [ROOT, leaf0.id, mid, *node1.children]
@@ -493,7 +588,7 @@ def test_supersede_needs_an_authorised_claim_on_the_same_leaf() -> None:
     other_leaf = leaf[:-1] + "1"
     e0, e1 = executors(sw)
     old = sw.claim(e0, leaf, lamport=20)
-    sw.claim(e1, other_leaf, supersedes=old.id, lamport=40)           # other leaf
+    sw.claim(e1, other_leaf, supersedes=old.id, lamport=40)  # other leaf
     sw.claim(sw.peers["scorer"][0], leaf, supersedes=old.id, lamport=40)  # not an executor
     node = fold(sw.events).nodes[leaf]
     assert [(c.id, c.live) for c in node.claims] == [(old.id, True)]
@@ -506,8 +601,8 @@ def test_results_count_only_under_a_claim_of_their_author_on_that_leaf() -> None
     e0, e1 = executors(sw)
     c0 = sw.claim(e0, leaf, lamport=20)
     c_other = sw.claim(e1, other_leaf, lamport=20)
-    sw.result(e1, leaf, c0, output="stolen claim")          # author differs from the claim's
-    sw.result(e1, leaf, c_other, output="claim elsewhere")   # claim on another leaf
+    sw.result(e1, leaf, c0, output="stolen claim")  # author differs from the claim's
+    sw.result(e1, leaf, c_other, output="claim elsewhere")  # claim on another leaf
     sw.emit(e1, "result", {"leaf": leaf, "claim": "f" * 64, "output": "no claim", "model": "m"})
     node = fold(sw.events).nodes[leaf]
     assert node.result is None and node.status == "claimed"
@@ -600,11 +695,13 @@ def test_digest_equal_for_equal_sets_and_differs_otherwise(converged: Swarm) -> 
     leaf = last_result.body["leaf"]
     sw_events = list(events)
     ex = Identity(b"\x71" * 32)
-    sw_events.append(make_event(ex, converged.run, "join",
-                                1, {"role": "executor", "strategy": None, "admission": None}))
+    sw_events.append(
+        make_event(ex, converged.run, "join", 1, {"role": "executor", "strategy": None, "admission": None})
+    )
     c = make_event(ex, converged.run, "claim", 10_000, {"leaf": leaf, "supersedes": None})
-    r = make_event(ex, converged.run, "result", 10_001,
-                   {"leaf": leaf, "claim": c.id, "output": "another", "model": "m"})
+    r = make_event(
+        ex, converged.run, "result", 10_001, {"leaf": leaf, "claim": c.id, "output": "another", "model": "m"}
+    )
     assert fold(sw_events + [c, r]).digest == plan.digest
 
 
@@ -638,8 +735,20 @@ def test_foreign_run_vote_never_hides_a_scorers_vote() -> None:
     base = fold(sw.events)
     assert base.root is not None and base.root.accepted == prop.id
     foreign = make_swarm(seed=99)
-    shadow = make_event(s0, foreign.run, "vote", 1, {"proposal": prop.id, "approve": False, "score": 0,
-                                                       "critique": "", "checks": [], "model_score": None})
+    shadow = make_event(
+        s0,
+        foreign.run,
+        "vote",
+        1,
+        {
+            "proposal": prop.id,
+            "approve": False,
+            "score": 0,
+            "critique": "",
+            "checks": [],
+            "model_score": None,
+        },
+    )
     assert fold(sw.events + [shadow]).digest == base.digest
 
 

@@ -25,8 +25,13 @@ from specswarm.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
 from specswarm.identity import Identity
 from specswarm.synth import Swarm, minimal_spec
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 OUTSIDER = Identity(b"\x0f" * 32)
 ACTIONS = ["grow", "grow", "grow", "votes", "claim", "claim", "result", "result"]
@@ -46,8 +51,10 @@ class Scenario:
 
 def _children(draw: st.DrawFn, tag: str) -> list[dict[str, Any]]:
     n = draw(st.integers(1, 3))
-    return [{"title": f"{tag} child {i}", "detail": "", "leaf": draw(st.booleans()), "facts": {}}
-            for i in range(n)]
+    return [
+        {"title": f"{tag} child {i}", "detail": "", "leaf": draw(st.booleans()), "facts": {}}
+        for i in range(n)
+    ]
 
 
 def _forge(event: Event, signer: Identity) -> Event:
@@ -60,8 +67,13 @@ def _forge(event: Event, signer: Identity) -> Event:
 def scenarios(draw: st.DrawFn) -> Scenario:
     quorum = draw(st.sampled_from(["majority", "all", 1, 2, 0.5]))
     max_depth = draw(st.integers(1, 3))
-    tree = {"max_depth": max_depth, "min_children": 1, "max_children": 6, "max_revisions": 2,
-            "approve_threshold": 60}
+    tree = {
+        "max_depth": max_depth,
+        "min_children": 1,
+        "max_children": 6,
+        "max_revisions": 2,
+        "approve_threshold": 60,
+    }
     sw = Swarm(spec=minimal_spec(quorum=quorum, tree=tree), seed=draw(st.integers(0, 3)))
     dec, sco, exe = sw.peers["decomposer"], sw.peers["scorer"], sw.peers["executor"]
     lam = st.integers(1, 12)
@@ -70,8 +82,13 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     claims: list[Event] = []
 
     def propose(who: Identity, node: str) -> Event:
-        body = {"node": node, "strategy": "s", "children": _children(draw, node[:4]), "revises": None,
-                "rationale": ""}
+        body = {
+            "node": node,
+            "strategy": "s",
+            "children": _children(draw, node[:4]),
+            "revises": None,
+            "rationale": "",
+        }
         return sw.emit(who, "proposal", body, draw(lam))
 
     def vote(who: Identity, prop: Event) -> Event:
@@ -81,7 +98,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     state = FoldState()
 
     def current() -> Plan:
-        for event in sw.events[len(state):]:
+        for event in sw.events[len(state) :]:
             state.apply(event)
         return state.plan()
 
@@ -91,8 +108,11 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         if action == "grow":
             # mostly an open node of the current tree (often one that already has rivals)
             open_nodes = [n.id for n in plan.nodes.values() if not n.leaf and not n.accepted]
-            node = draw(st.sampled_from(open_nodes or nodes)) if draw(st.integers(0, 5)) else \
-                draw(st.sampled_from(nodes))
+            node = (
+                draw(st.sampled_from(open_nodes or nodes))
+                if draw(st.integers(0, 5))
+                else draw(st.sampled_from(nodes))
+            )
             prop = propose(draw(st.sampled_from(dec)), node)
             proposals.append(prop)
             nodes.extend(child_id(prop.id, i) for i in range(len(prop.body["children"])))
@@ -106,8 +126,11 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                     vote(scorer, prop)
         elif action == "claim" and len(nodes) > 1:
             leaves = [n.id for n in plan.leaves()]
-            leaf = draw(st.sampled_from(leaves)) if leaves and draw(st.integers(0, 4)) else \
-                draw(st.sampled_from(nodes))
+            leaf = (
+                draw(st.sampled_from(leaves))
+                if leaves and draw(st.integers(0, 4))
+                else draw(st.sampled_from(nodes))
+            )
             same_leaf = [c for c in claims if c.body["leaf"] == leaf]
             supersedes = draw(st.sampled_from([None, *(c.id for c in same_leaf)]))
             claims.append(sw.claim(draw(st.sampled_from(exe)), leaf, supersedes, lamport=draw(lam)))
@@ -123,11 +146,13 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     outsiders = [*dec, *exe, *sw.peers["observer"], OUTSIDER]
     for prop in proposals:
         if draw(st.booleans()):
-            scenario.noise.append(sw.vote(draw(st.sampled_from(outsiders)), prop, True, 100,
-                                          lamport=draw(lam)))
+            scenario.noise.append(
+                sw.vote(draw(st.sampled_from(outsiders)), prop, True, 100, lamport=draw(lam))
+            )
     if draw(st.booleans()):
-        rogue = propose(draw(st.sampled_from([*sco, *exe, *sw.peers["observer"], OUTSIDER])),
-                        draw(st.sampled_from(nodes)))
+        rogue = propose(
+            draw(st.sampled_from([*sco, *exe, *sw.peers["observer"], OUTSIDER])), draw(st.sampled_from(nodes))
+        )
         scenario.noise.append(rogue)
         scenario.noise.extend(sw.vote(s, rogue, True, 100, lamport=draw(lam)) for s in sco)
     for leaf in nodes[1:4]:
@@ -140,9 +165,18 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     if draw(st.booleans()):
         other = Swarm(spec=minimal_spec(quorum=quorum, tree=tree), seed=100 + draw(st.integers(0, 2)))
         for node in nodes[:3]:
-            fp = other.emit(other.peers["decomposer"][0], "proposal",
-                            {"node": node, "strategy": "s", "children": _children(draw, "f"),
-                             "revises": None, "rationale": ""}, 0)
+            fp = other.emit(
+                other.peers["decomposer"][0],
+                "proposal",
+                {
+                    "node": node,
+                    "strategy": "s",
+                    "children": _children(draw, "f"),
+                    "revises": None,
+                    "rationale": "",
+                },
+                0,
+            )
             for s in other.peers["scorer"]:
                 other.vote(s, fp, True, 100, lamport=0)
         # an outsider that joined the foreign run only, and this run's own peers acting in the
@@ -151,23 +185,65 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         for prop in proposals[:2]:
             other.vote(OUTSIDER, prop, True, 100, lamport=0)
             for s in sco:
-                scenario.noise.append(make_event(s, other.run, "vote", 0, {
-                    "proposal": prop.id, "approve": False, "score": 0, "critique": "", "checks": [],
-                    "model_score": None}))
+                scenario.noise.append(
+                    make_event(
+                        s,
+                        other.run,
+                        "vote",
+                        0,
+                        {
+                            "proposal": prop.id,
+                            "approve": False,
+                            "score": 0,
+                            "critique": "",
+                            "checks": [],
+                            "model_score": None,
+                        },
+                    )
+                )
         for node in nodes[:3]:
-            other.events.append(make_event(dec[0], other.run, "proposal", 0, {
-                "node": node, "strategy": "s", "children": _children(draw, "g"), "revises": None,
-                "rationale": ""}))
+            other.events.append(
+                make_event(
+                    dec[0],
+                    other.run,
+                    "proposal",
+                    0,
+                    {
+                        "node": node,
+                        "strategy": "s",
+                        "children": _children(draw, "g"),
+                        "revises": None,
+                        "rationale": "",
+                    },
+                )
+            )
         for leaf in nodes[1:3]:
             fc = make_event(exe[0], other.run, "claim", 0, {"leaf": leaf, "supersedes": None})
-            other.events += [fc, make_event(exe[0], other.run, "result", 0, {
-                "leaf": leaf, "claim": fc.id, "output": "foreign", "model": "m"})]
+            other.events += [
+                fc,
+                make_event(
+                    exe[0],
+                    other.run,
+                    "result",
+                    0,
+                    {"leaf": leaf, "claim": fc.id, "output": "foreign", "model": "m"},
+                ),
+            ]
         for claim in claims[:2]:
-            other.events.append(make_event(next(e for e in exe if e.peer_id == claim.author), other.run,
-                                           "result", 0, {"leaf": claim.body["leaf"], "claim": claim.id,
-                                                         "output": "foreign", "model": "m"}))
-            other.events.append(make_event(exe[0], other.run, "claim", 0,
-                                           {"leaf": claim.body["leaf"], "supersedes": claim.id}))
+            other.events.append(
+                make_event(
+                    next(e for e in exe if e.peer_id == claim.author),
+                    other.run,
+                    "result",
+                    0,
+                    {"leaf": claim.body["leaf"], "claim": claim.id, "output": "foreign", "model": "m"},
+                )
+            )
+            other.events.append(
+                make_event(
+                    exe[0], other.run, "claim", 0, {"leaf": claim.body["leaf"], "supersedes": claim.id}
+                )
+            )
         scenario.noise += [e for e in other.events if e.kind != "run"]
 
     # -- forgeries ------------------------------------------------------------------------------
@@ -193,9 +269,15 @@ def reference(events: list[Event]) -> dict[str, Any]:
     n = spec["roles"]["scorer"]["count"]
     q = quorum_size(spec["quorum"], n)
     max_depth = spec["tree"]["max_depth"]
-    by_role = {kind: [e for e in mine if e.kind == kind and roles.get(e.author) == role]
-               for kind, role in [("proposal", "decomposer"), ("vote", "scorer"), ("claim", "executor"),
-                                  ("result", "executor")]}
+    by_role = {
+        kind: [e for e in mine if e.kind == kind and roles.get(e.author) == role]
+        for kind, role in [
+            ("proposal", "decomposer"),
+            ("vote", "scorer"),
+            ("claim", "executor"),
+            ("result", "executor"),
+        ]
+    }
     counted: dict[tuple[str, str], Event] = {}
     for v in sorted(by_role["vote"], key=lambda e: (e.lamport, e.id)):
         counted.setdefault((v.body["proposal"], v.author), v)
@@ -206,8 +288,9 @@ def reference(events: list[Event]) -> dict[str, Any]:
             if p.body["node"] != node:
                 continue
             votes = [v for (pid, _), v in counted.items() if pid == p.id]
-            approvals = sorted((v for v in votes if v.body["approve"]),
-                               key=lambda v: (v.lamport, v.author, v.id))
+            approvals = sorted(
+                (v for v in votes if v.body["approve"]), key=lambda v: (v.lamport, v.author, v.id)
+            )
             if len(approvals) < q:
                 continue
             done = approvals[q - 1]
@@ -231,22 +314,35 @@ def reference(events: list[Event]) -> dict[str, Any]:
                     stack.append((child_id(acc, i), node, depth + 1, ch["leaf"] or depth + 1 >= max_depth))
             continue
         claims = {c.id: c for c in by_role["claim"] if c.body["leaf"] == node}
-        dead = {c.body["supersedes"] for c in claims.values()
-                if c.body["supersedes"] in claims and claims[c.body["supersedes"]].lamport < c.lamport}
-        live = sorted((c for c in claims.values() if c.id not in dead),
-                      key=lambda c: (c.lamport, c.author, c.id))
-        results = sorted((claims[r.body["claim"]].lamport, claims[r.body["claim"]].author, r.id)
-                         for r in by_role["result"]
-                         if r.body["leaf"] == node and r.body["claim"] in claims
-                         and claims[r.body["claim"]].author == r.author)
+        dead = {
+            c.body["supersedes"]
+            for c in claims.values()
+            if c.body["supersedes"] in claims and claims[c.body["supersedes"]].lamport < c.lamport
+        }
+        live = sorted(
+            (c for c in claims.values() if c.id not in dead), key=lambda c: (c.lamport, c.author, c.id)
+        )
+        results = sorted(
+            (claims[r.body["claim"]].lamport, claims[r.body["claim"]].author, r.id)
+            for r in by_role["result"]
+            if r.body["leaf"] == node
+            and r.body["claim"] in claims
+            and claims[r.body["claim"]].author == r.author
+        )
         complete = complete and bool(results)
         out[node] = ("leaf", parent, live[0].id if live else None, results[0][2] if results else None)
     return {"nodes": out, "complete": complete}
 
 
 def observed(plan: Plan) -> dict[str, Any]:
-    nodes = {n.id: (("leaf", n.parent, n.claim, n.result.id if n.result else None) if n.leaf
-                    else ("split", n.parent, n.accepted)) for n in plan.nodes.values()}
+    nodes = {
+        n.id: (
+            ("leaf", n.parent, n.claim, n.result.id if n.result else None)
+            if n.leaf
+            else ("split", n.parent, n.accepted)
+        )
+        for n in plan.nodes.values()
+    }
     return {"nodes": nodes, "complete": plan.complete}
 
 

@@ -25,9 +25,12 @@ from specswarm.synth import Swarm, complete_swarm
 
 pytestmark = pytest.mark.slow
 
-FUZZ = settings(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
+FUZZ = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 
 def _pool() -> tuple[Swarm, list[Event]]:
@@ -56,7 +59,7 @@ ENVELOPE_CHOICES: dict[str, list[Any]] = {
 
 
 def rand_text(rnd: random.Random) -> str:
-    pool = rnd.choice(["abc xyz", "\u00e9\u4e2d\U0001f600", "\ud800\udfff", "\x00\n\"\\", B64_ALPHABET])
+    pool = rnd.choice(["abc xyz", "\u00e9\u4e2d\U0001f600", "\ud800\udfff", '\x00\n"\\', B64_ALPHABET])
     return "".join(rnd.choice(pool) for _ in range(rnd.choice([0, 1, 5, 20, 200])))
 
 
@@ -107,8 +110,20 @@ def _nest(value: Any, depth: int) -> Any:
     return value
 
 
-MUTATIONS = ["set", "set", "delete", "add", "huge", "deep", "bitflip", "sig", "valid", "swap_body",
-             "truncate", "reorder"]
+MUTATIONS = [
+    "set",
+    "set",
+    "delete",
+    "add",
+    "huge",
+    "deep",
+    "bitflip",
+    "sig",
+    "valid",
+    "swap_body",
+    "truncate",
+    "reorder",
+]
 
 
 def mutated(rnd: random.Random) -> tuple[Any, Event, str]:
@@ -130,7 +145,7 @@ def mutated(rnd: random.Random) -> tuple[Any, Event, str]:
         obj = _set(obj, path, _nest(rand_json(rnd), rnd.choice([10, 100, 990, 5000])))
     elif op == "sig":
         i = rnd.randrange(len(obj["sig"]) - 2)
-        obj["sig"] = obj["sig"][:i] + rnd.choice(B64_ALPHABET) + obj["sig"][i + 1:]
+        obj["sig"] = obj["sig"][:i] + rnd.choice(B64_ALPHABET) + obj["sig"][i + 1 :]
     elif op == "valid":  # another valid value for one envelope field
         field = rnd.choice(["run", "author", "lamport", "kind", "sig"])
         obj[field] = rnd.randrange(10**9) if field == "lamport" else rnd.choice(POOL).to_json()[field]
@@ -213,24 +228,60 @@ def test_fuzz_check_event_then_fold() -> None:
 # -- validly signed, schema-valid garbage from authorised peers: the fold must not crash -----------
 
 _ids = st.sampled_from([e.id for e in POOL] + ["0" * 64, "f" * 64])
-_nodes = st.sampled_from(["root", "0123456789abcdef.0",
-                          *(child_id(e.id, i) for e in POOL if e.kind == "proposal" for i in range(3))])
+_nodes = st.sampled_from(
+    [
+        "root",
+        "0123456789abcdef.0",
+        *(child_id(e.id, i) for e in POOL if e.kind == "proposal" for i in range(3)),
+    ]
+)
 _text = st.text(max_size=30)
 _score = st.integers(0, 100)
 bodies = {
-    "join": st.fixed_dictionaries({"role": st.sampled_from(["decomposer", "scorer", "executor", "observer"]),
-                                   "strategy": st.none() | _text, "admission": st.none()}),
-    "proposal": st.fixed_dictionaries({
-        "node": _nodes, "strategy": _text, "revises": st.none() | _ids, "rationale": _text,
-        "children": st.lists(st.fixed_dictionaries({
-            "title": st.text(min_size=1, max_size=20), "detail": _text, "leaf": st.booleans(),
-            "facts": st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)}),
-            min_size=1, max_size=20)}),
-    "vote": st.fixed_dictionaries({
-        "proposal": _ids, "approve": st.booleans(), "score": _score, "critique": _text,
-        "checks": st.lists(st.fixed_dictionaries({"name": _text, "score": _score, "passed": st.booleans(),
-                                                  "note": _text}), max_size=3),
-        "model_score": st.none() | _score}),
+    "join": st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["decomposer", "scorer", "executor", "observer"]),
+            "strategy": st.none() | _text,
+            "admission": st.none(),
+        }
+    ),
+    "proposal": st.fixed_dictionaries(
+        {
+            "node": _nodes,
+            "strategy": _text,
+            "revises": st.none() | _ids,
+            "rationale": _text,
+            "children": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "title": st.text(min_size=1, max_size=20),
+                        "detail": _text,
+                        "leaf": st.booleans(),
+                        "facts": st.dictionaries(
+                            st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3
+                        ),
+                    }
+                ),
+                min_size=1,
+                max_size=20,
+            ),
+        }
+    ),
+    "vote": st.fixed_dictionaries(
+        {
+            "proposal": _ids,
+            "approve": st.booleans(),
+            "score": _score,
+            "critique": _text,
+            "checks": st.lists(
+                st.fixed_dictionaries(
+                    {"name": _text, "score": _score, "passed": st.booleans(), "note": _text}
+                ),
+                max_size=3,
+            ),
+            "model_score": st.none() | _score,
+        }
+    ),
     "claim": st.fixed_dictionaries({"leaf": _nodes, "supersedes": st.none() | _ids}),
     "result": st.fixed_dictionaries({"leaf": _nodes, "claim": _ids, "output": _text, "model": _text}),
 }
@@ -241,8 +292,13 @@ _authors = [*(i for ids in SWARM.peers.values() for i in ids), OTHER]
 def signed_garbage(draw: st.DrawFn) -> Event:
     kind = draw(st.sampled_from(sorted(bodies)))
     who = draw(st.sampled_from(_authors))
-    return make_event(who, draw(st.sampled_from([SWARM.run, "0" * 32])), kind,
-                      draw(st.integers(0, 10**9)), draw(bodies[kind]))
+    return make_event(
+        who,
+        draw(st.sampled_from([SWARM.run, "0" * 32])),
+        kind,
+        draw(st.integers(0, 10**9)),
+        draw(bodies[kind]),
+    )
 
 
 @settings(FUZZ, max_examples=150)

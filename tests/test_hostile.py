@@ -26,8 +26,14 @@ from specswarm.node import MAX_MESSAGE_BYTES, Node
 from tests.swarmkit import Hook, hooked_swarm, swarm_spec
 
 
-async def _swarm(spec: dict[str, Any], seed: int, hook: Hook, model: Any = ScriptedModel,
-                 converge: bool = True, timeout: float = 60.0) -> tuple[str | None, LocalSwarm, Any]:
+async def _swarm(
+    spec: dict[str, Any],
+    seed: int,
+    hook: Hook,
+    model: Any = ScriptedModel,
+    converge: bool = True,
+    timeout: float = 60.0,
+) -> tuple[str | None, LocalSwarm, Any]:
     return await hooked_swarm(spec, seed, hook, model, converge, timeout, delay=0.002)
 
 
@@ -60,11 +66,23 @@ def test_oversized_replayed_and_foreign_gossip_is_dropped_and_counted() -> None:
         before = {p: (n.counters.duplicates, dict(n.counters.dropped)) for p, n in swarm.nodes.items()}
         # 1. oversized: a real event in a message padded past the limit, and a huge event body
         real = honest.state.events()[-1]
-        await attacker.publish(json.dumps({"t": "ev", "e": real.to_json(),
-                                           "pad": "x" * MAX_MESSAGE_BYTES}).encode())
-        huge = make_event(honest.identity, swarm.run_event.run, "vote", 999,
-                          {"proposal": "0" * 64, "approve": True, "score": 99, "checks": [],
-                           "critique": "y" * MAX_EVENT_BYTES * 2, "model_score": None})
+        await attacker.publish(
+            json.dumps({"t": "ev", "e": real.to_json(), "pad": "x" * MAX_MESSAGE_BYTES}).encode()
+        )
+        huge = make_event(
+            honest.identity,
+            swarm.run_event.run,
+            "vote",
+            999,
+            {
+                "proposal": "0" * 64,
+                "approve": True,
+                "score": 99,
+                "checks": [],
+                "critique": "y" * MAX_EVENT_BYTES * 2,
+                "model_score": None,
+            },
+        )
         await attacker.publish(_ev(huge))
         # 2. replays: every event the swarm holds, twice, by a peer that did not author them
         replayed = honest.state.events()
@@ -73,9 +91,20 @@ def test_oversized_replayed_and_foreign_gossip_is_dropped_and_counted() -> None:
                 await attacker.publish(_ev(event))
         # 3. another run: a well-signed vote by a real scorer, in a run nobody here is part of
         accepted = next(n.accepted for n in honest.plan().walk() if n.accepted)
-        foreign = make_event(honest.identity, other_run.run, "vote", 1,
-                             {"proposal": accepted, "approve": False, "score": 0, "critique": "no",
-                              "checks": [], "model_score": None})
+        foreign = make_event(
+            honest.identity,
+            other_run.run,
+            "vote",
+            1,
+            {
+                "proposal": accepted,
+                "approve": False,
+                "score": 0,
+                "critique": "no",
+                "checks": [],
+                "model_score": None,
+            },
+        )
         await attacker.publish(_ev(other_run))
         await attacker.publish(_ev(foreign))
         return before, len(replayed), foreign, huge
@@ -100,11 +129,15 @@ def test_a_lying_peer_cannot_push_another_runs_events_through_anti_entropy() -> 
         liar = ident()
         transport = swarm.network.add_peer(liar.peer_id, topic=_topic(swarm))
         other_run = make_run_event(liar, spec, nonce="elsewhere")
-        bait = [other_run] + [make_event(liar, other_run.run, "join", i, {"role": "scorer", "strategy": None,
-                                                                          "admission": None})
-                              for i in range(1, 4)]
-        forged = make_event(liar, swarm.run_event.run, "join", 9,
-                            {"role": "executor", "strategy": None, "admission": None}).to_json()
+        bait = [other_run] + [
+            make_event(
+                liar, other_run.run, "join", i, {"role": "scorer", "strategy": None, "admission": None}
+            )
+            for i in range(1, 4)
+        ]
+        forged = make_event(
+            liar, swarm.run_event.run, "join", 9, {"role": "executor", "strategy": None, "admission": None}
+        ).to_json()
         forged["lamport"] = 10  # tampered after signing
         served = [e.to_json() for e in bait] + [forged, {"junk": True}, "not an event"]
         asked: list[str] = []
@@ -131,8 +164,10 @@ def test_a_lying_peer_cannot_push_another_runs_events_through_anti_entropy() -> 
         assert liar.peer_id not in {e.author for e in node.state.events()}
         assert node.counters.dropped["foreign run"] >= 1
         assert node.plan().digest == digest
-    assert sum(n.counters.dropped["bad signature"] + n.counters.dropped["schema"]
-               for n in swarm.nodes.values()) >= 2
+    assert (
+        sum(n.counters.dropped["bad signature"] + n.counters.dropped["schema"] for n in swarm.nodes.values())
+        >= 2
+    )
 
 
 def test_an_admitted_insider_acting_outside_its_role_changes_nothing() -> None:
@@ -155,11 +190,17 @@ def test_an_admitted_insider_acting_outside_its_role_changes_nothing() -> None:
             return event
 
         for who, role in ((rogue_exec, "executor"), (rogue_obs, "observer")):
-            await send(who, "join", {"role": role, "strategy": None,
-                                     "admission": admit(swarm.admission, run, who.peer_id, role)})
+            await send(
+                who,
+                "join",
+                {"role": role, "strategy": None, "admission": admit(swarm.admission, run, who.peer_id, role)},
+            )
         children = [{"title": f"Rogue part {i}", "detail": "x", "leaf": True, "facts": {}} for i in (1, 2)]
-        await send(rogue_exec, "proposal", {"node": "root", "strategy": "rogue", "revises": None,
-                                            "rationale": "mine", "children": children})
+        await send(
+            rogue_exec,
+            "proposal",
+            {"node": "root", "strategy": "rogue", "revises": None, "rationale": "mine", "children": children},
+        )
         voted: set[str] = set()
         claimed: set[str] = set()
         with trio.fail_after(30):
@@ -169,9 +210,18 @@ def test_an_admitted_insider_acting_outside_its_role_changes_nothing() -> None:
                     for p in n.proposals:
                         if p.id not in voted:
                             voted.add(p.id)
-                            await send(rogue_exec, "vote", {
-                                "proposal": p.id, "approve": True, "score": 100, "critique": "great",
-                                "checks": [], "model_score": 100})
+                            await send(
+                                rogue_exec,
+                                "vote",
+                                {
+                                    "proposal": p.id,
+                                    "approve": True,
+                                    "score": 100,
+                                    "critique": "great",
+                                    "checks": [],
+                                    "model_score": 100,
+                                },
+                            )
                     if n.leaf and n.id not in claimed:
                         claimed.add(n.id)
                         await send(rogue_obs, "claim", {"leaf": n.id, "supersedes": n.claim})
@@ -201,8 +251,9 @@ def test_a_model_answering_garbage_is_counted_and_the_run_reports_it_stuck() -> 
         await _until(lambda: decomposer.counters.model_failures >= 1)
         return decomposer
 
-    _, swarm, decomposer = trio.run(lambda: _swarm(spec, 14, hook, model=lambda: ScriptedModel(garbage),
-                                                   converge=False))
+    _, swarm, decomposer = trio.run(
+        lambda: _swarm(spec, 14, hook, model=lambda: ScriptedModel(garbage), converge=False)
+    )
     assert decomposer.counters.model_failures == 1  # one failed task (after its retries), then a backoff
     assert decomposer.counters.model_calls == 1
     assert decomposer.counters.published == 1  # its join, and no proposal made of garbage
@@ -211,12 +262,14 @@ def test_a_model_answering_garbage_is_counted_and_the_run_reports_it_stuck() -> 
     plan = decomposer.plan()
     assert not plan.complete and plan.root is not None and not plan.root.proposals
     # what `specswarm plan` prints when it gives up: the stuck node, and why
-    peers = [PeerProc(i, n.role_name, n.identity, 0, None, None, None, status=n.status())  # type: ignore[arg-type]
-             for i, n in enumerate(swarm.nodes.values())]
+    peers = [
+        PeerProc(i, n.role_name, n.identity, 0, None, None, None, status=n.status())  # type: ignore[arg-type]
+        for i, n in enumerate(swarm.nodes.values())
+    ]
     reasons = diagnose(plan, peers)
-    assert reasons[0] == (f"node root {plan.root.title[:50]!r}: no proposal yet "
-                          "(decomposer model slow or failing)")
+    assert reasons[0] == (
+        f"node root {plan.root.title[:50]!r}: no proposal yet (decomposer model slow or failing)"
+    )
     assert reasons[1].startswith("model failures across peers: 1 (see the peer logs); last: decomposer-")
     assert decomposer.last_model_failure in reasons[1]
     assert len(reasons) == 2
-

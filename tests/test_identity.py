@@ -37,8 +37,18 @@ def test_public_key_read_back_from_peer_id() -> None:
     assert peer_id_from_public_key(ident.public_key) == ident.peer_id
 
 
-@pytest.mark.parametrize("data", [b"", b"\x00", b"\x00\x00\x01", b"\x00\xff", b"hello world",
-                                  bytes(range(256)), b"\x00" * 5 + b"\x80" * 7])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x00",
+        b"\x00\x00\x01",
+        b"\x00\xff",
+        b"hello world",
+        bytes(range(256)),
+        b"\x00" * 5 + b"\x80" * 7,
+    ],
+)
 def test_base58_round_trip(data: bytes) -> None:
     assert b58decode(b58encode(data)) == data
 
@@ -57,9 +67,17 @@ def test_base58_rejects_foreign_characters(bad: str) -> None:
         b58decode(bad)
 
 
-@pytest.mark.parametrize("bad", ["", "12D3KooW", "x" * 52, "Qm" + "1" * 44,
-                                 # a valid base58 string of the right length but a sha256 multihash
-                                 "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "12D3KooW",
+        "x" * 52,
+        "Qm" + "1" * 44,
+        # a valid base58 string of the right length but a sha256 multihash
+        "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG",
+    ],
+)
 def test_public_key_from_non_ed25519_peer_id(bad: str) -> None:
     with pytest.raises(ValueError):
         public_key_from_peer_id(bad)

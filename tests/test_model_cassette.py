@@ -42,12 +42,12 @@ def test_real_decompose_rate_execute_replayed() -> None:
     checks = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in kids])}
     assert checks["constraints"].passed
     # The cassette's rating and execution were recorded on the model's own (unfitted) split.
-    original = [Child("Travel to Tokyo for 7 days", kids[0].detail.replace("5 days", "7 days"),
-                      facts={"days": 7}),
-                Child("Visit Kyoto for 6 days", kids[1].detail.replace("5 days", "6 days"),
-                      facts={"days": 6}),
-                Child(kids[2].title, kids[2].detail, facts={"days": 2}),
-                Child(kids[3].title, kids[3].detail, facts={"days": 1})]
+    original = [
+        Child("Travel to Tokyo for 7 days", kids[0].detail.replace("5 days", "7 days"), facts={"days": 7}),
+        Child("Visit Kyoto for 6 days", kids[1].detail.replace("5 days", "6 days"), facts={"days": 6}),
+        Child(kids[2].title, kids[2].detail, facts={"days": 2}),
+        Child(kids[3].title, kids[3].detail, facts={"days": 1}),
+    ]
     bad = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in original])}
     assert bad["constraints"].note == "days add up to 16, expected 14"
     model_score = rate(model, spec(), ROOT, original)
@@ -55,7 +55,8 @@ def test_real_decompose_rate_execute_replayed() -> None:
     score, approve = combine(list(bad.values()), model_score, 0.2)
     assert approve is False
     kids = original
-    out = execute(model, spec(), {"id": "x", "title": kids[0].title, "detail": kids[0].detail,
-                                  "depth": 1}, [ROOT])
+    out = execute(
+        model, spec(), {"id": "x", "title": kids[0].title, "detail": kids[0].detail, "depth": 1}, [ROOT]
+    )
     assert out.startswith("- ") and "Tokyo" in out
     assert GOAL in model._records[next(iter(model._records))]["prompt"]

@@ -52,15 +52,26 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-un
 
 def test_chatml_turns_and_sampling_settings(fake) -> None:  # type: ignore[no-untyped-def]
     model, gpt = fake(["- Tokyo", "\n- Kyoto"])
-    gen = model.generate(GenerationRequest(prompt="List cities", system="Be brief.",
-                                           max_tokens=9, top_k=1, repeat_penalty=1.1))
+    gen = model.generate(
+        GenerationRequest(prompt="List cities", system="Be brief.", max_tokens=9, top_k=1, repeat_penalty=1.1)
+    )
     assert gen.text == "- Tokyo\n- Kyoto" and gen.tokens == 2 and gen.model == "m.gguf"
-    assert gpt.sessions == [("<|im_start|>system\nBe brief.<|im_end|>\n",
-                             "<|im_start|>user\n{0}<|im_end|>\n<|im_start|>assistant\n")]
-    assert {k: gpt.kwargs[k] for k in ("prompt", "max_tokens", "temp", "top_k",
-                                       "repeat_penalty", "n_batch")} == {
-        "prompt": "List cities", "max_tokens": 9, "temp": 0.0, "top_k": 1,
-        "repeat_penalty": 1.1, "n_batch": 512}
+    assert gpt.sessions == [
+        (
+            "<|im_start|>system\nBe brief.<|im_end|>\n",
+            "<|im_start|>user\n{0}<|im_end|>\n<|im_start|>assistant\n",
+        )
+    ]
+    assert {
+        k: gpt.kwargs[k] for k in ("prompt", "max_tokens", "temp", "top_k", "repeat_penalty", "n_batch")
+    } == {
+        "prompt": "List cities",
+        "max_tokens": 9,
+        "temp": 0.0,
+        "top_k": 1,
+        "repeat_penalty": 1.1,
+        "n_batch": 512,
+    }
 
 
 def test_stop_strings_end_generation_and_are_cut(fake) -> None:  # type: ignore[no-untyped-def]

@@ -47,7 +47,8 @@ def test_plain_bullets_with_title_detail_split() -> None:
 
 
 def test_prose_around_a_numbered_bold_list_with_continuations() -> None:
-    got = parse("""\
+    got = parse(
+        """\
         Sure! Here is a plan for your trip:
 
         1. **Tokyo** (days: 4): Explore Shinjuku and the museums.
@@ -57,7 +58,9 @@ def test_prose_around_a_numbered_bold_list_with_continuations() -> None:
         3) Osaka: street food in Dotonbori (days: 3)
 
         These suggestions should help you have a great trip!
-        """, fact_fields=["days"])
+        """,
+        fact_fields=["days"],
+    )
     assert got == [
         Child("Tokyo", "Explore Shinjuku and the museums.", facts={"days": 4}),
         Child("Kyoto", "temples and gardens. Visit Fushimi Inari early.", facts={"days": 5}),
@@ -66,7 +69,8 @@ def test_prose_around_a_numbered_bold_list_with_continuations() -> None:
 
 
 def test_fenced_json_array_of_objects() -> None:
-    got = parse("""\
+    got = parse(
+        """\
         Here you go:
         ```json
         [
@@ -74,9 +78,13 @@ def test_fenced_json_array_of_objects() -> None:
           {"title": "Kyoto temples", "description": "Kinkaku-ji", "days": 4}
         ]
         ```
-        """, fact_fields=["days"])
-    assert got == [Child("Tokyo sights", "Senso-ji, Meiji shrine", facts={"days": 5}),
-                   Child("Kyoto temples", "Kinkaku-ji", facts={"days": 4})]
+        """,
+        fact_fields=["days"],
+    )
+    assert got == [
+        Child("Tokyo sights", "Senso-ji, Meiji shrine", facts={"days": 5}),
+        Child("Kyoto temples", "Kinkaku-ji", facts={"days": 4}),
+    ]
 
 
 def test_json_object_wrapping_a_list_of_strings() -> None:
@@ -89,16 +97,20 @@ def test_step_labels_star_bullets_and_markdown_headings() -> None:
         * Step 1: Book flights - compare fares to Narita
         * Step 2: Rail pass: order the JR Pass online
         """)
-    assert got == [Child("Book flights", "compare fares to Narita"),
-                   Child("Rail pass", "order the JR Pass online")]
+    assert got == [
+        Child("Book flights", "compare fares to Narita"),
+        Child("Rail pass", "order the JR Pass online"),
+    ]
     got = parse("""\
         ### 1. Flights
         Compare fares to Narita.
         ### 2. Rail pass
         Order the JR Pass online.
         """)
-    assert got == [Child("Flights", "Compare fares to Narita."),
-                   Child("Rail pass", "Order the JR Pass online.")]
+    assert got == [
+        Child("Flights", "Compare fares to Narita."),
+        Child("Rail pass", "Order the JR Pass online."),
+    ]
 
 
 def test_duplicates_and_the_goal_itself_are_dropped() -> None:
@@ -113,17 +125,16 @@ def test_duplicates_and_the_goal_itself_are_dropped() -> None:
 
 
 def test_too_many_children_are_truncated() -> None:
-    got = parse("\n".join(f"- Tokyo district number {i}" for i in range(1, 10)),
-                max_children=3)
-    assert titles(got) == ["Tokyo district number 1", "Tokyo district number 2",
-                           "Tokyo district number 3"]
+    got = parse("\n".join(f"- Tokyo district number {i}" for i in range(1, 10)), max_children=3)
+    assert titles(got) == ["Tokyo district number 1", "Tokyo district number 2", "Tokyo district number 3"]
 
 
 def test_too_few_children_is_an_error_that_says_why() -> None:
     with pytest.raises(OutputError) as info:
         parse("- Visit Kyoto temples\n- Plan a two-week trip to Japan", min_children=3)
     assert str(info.value) == (
-        "only 1 usable part(s), need 3 to 6 ('Plan a two-week trip to Japan' only repeats the goal)")
+        "only 1 usable part(s), need 3 to 6 ('Plan a two-week trip to Japan' only repeats the goal)"
+    )
 
 
 @pytest.mark.parametrize("text", ["", "   \n\n", "I cannot help with that request."])
@@ -154,17 +165,14 @@ def test_long_titles_and_details_are_trimmed_at_word_boundaries() -> None:
 def test_leaves_flag_is_set_when_asked() -> None:
     got = parse("- Book Kyoto ryokan\n- Buy JR Pass", leaves=True)
     assert all(c.leaf for c in got)
-    assert got[0].to_json() == {"title": "Book Kyoto ryokan", "detail": "", "leaf": True,
-                                "facts": {}}
+    assert got[0].to_json() == {"title": "Book Kyoto ryokan", "detail": "", "leaf": True, "facts": {}}
 
 
 def test_fact_extraction_forms() -> None:
     assert extract_facts("Tokyo (days: 4)", ["days"]) == ("Tokyo", {"days": 4})
     assert extract_facts("Tokyo; days = 3", ["days"]) == ("Tokyo", {"days": 3})
-    assert extract_facts("Tokyo (days: 2); Nikko (days: 1)", ["days"]) == ("Tokyo; Nikko",
-                                                                          {"days": 3})
-    assert extract_facts("Spend 3 days in Kyoto", ["days"]) == ("Spend 3 days in Kyoto",
-                                                                 {"days": 3})
+    assert extract_facts("Tokyo (days: 2); Nikko (days: 1)", ["days"]) == ("Tokyo; Nikko", {"days": 3})
+    assert extract_facts("Spend 3 days in Kyoto", ["days"]) == ("Spend 3 days in Kyoto", {"days": 3})
     # two bare numbers are ambiguous: no fact
     assert extract_facts("3 days or 4 days", ["days"]) == ("3 days or 4 days", {})
     # unrelated "x: 5" stays in the text
@@ -173,7 +181,8 @@ def test_fact_extraction_forms() -> None:
 
 def test_strip_markdown() -> None:
     assert strip_markdown("**Tokyo** and __Kyoto__ with `code` and *it*") == (
-        "Tokyo and Kyoto with code and it")
+        "Tokyo and Kyoto with code and it"
+    )
 
 
 @pytest.mark.parametrize(

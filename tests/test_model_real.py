@@ -51,8 +51,7 @@ def _offline_command() -> list[str]:
 
 def test_default_model_generates_on_topic_text_offline() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(_offline_command(), capture_output=True, text=True, timeout=600,
-                          env=env, cwd=REPO)
+    proc = subprocess.run(_offline_command(), capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Failed to load libllamamodel" not in proc.stderr  # the harmless noise is filtered
     result = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -21,8 +21,9 @@ from specswarm.model import (
 )
 from specswarm.model.replay import request_key, scripted_answer
 
-REQ = GenerationRequest(prompt="Goal to split: Visit Kyoto\nmore", system="You plan.",
-                        max_tokens=50, stop=("\n\n",))
+REQ = GenerationRequest(
+    prompt="Goal to split: Visit Kyoto\nmore", system="You plan.", max_tokens=50, stop=("\n\n",)
+)
 
 
 def echo(req: GenerationRequest) -> str:
@@ -32,8 +33,16 @@ def echo(req: GenerationRequest) -> str:
 def test_request_key_covers_every_parameter() -> None:
     base = request_key(REQ)
     assert base == request_key(GenerationRequest(**{**REQ.__dict__}))
-    for change in ({"prompt": "x"}, {"system": "y"}, {"max_tokens": 51}, {"temperature": 0.5},
-                   {"top_k": 2}, {"seed": 7}, {"repeat_penalty": 1.2}, {"stop": ("END",)}):
+    for change in (
+        {"prompt": "x"},
+        {"system": "y"},
+        {"max_tokens": 51},
+        {"temperature": 0.5},
+        {"top_k": 2},
+        {"seed": 7},
+        {"repeat_penalty": 1.2},
+        {"stop": ("END",)},
+    ):
         assert request_key(GenerationRequest(**{**REQ.__dict__, **change})) != base, change
 
 
@@ -43,10 +52,22 @@ def test_record_then_replay_round_trip(tmp_path: Path) -> None:
     first = recorder.generate(REQ)
     assert first.text == "- GOAL TO SPLIT: VISIT KYOTO\nMORE"
     line = json.loads(cassette.read_text(encoding="utf-8").splitlines()[0])
-    assert line == {"key": request_key(REQ), "prompt": REQ.prompt, "system": "You plan.",
-                    "params": {"max_tokens": 50, "temperature": 0.0, "top_k": 1, "seed": 42,
-                               "repeat_penalty": 1.1, "stop": ["\n\n"]},
-                    "text": first.text, "tokens": first.tokens, "model": "inner-model"}
+    assert line == {
+        "key": request_key(REQ),
+        "prompt": REQ.prompt,
+        "system": "You plan.",
+        "params": {
+            "max_tokens": 50,
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": 42,
+            "repeat_penalty": 1.1,
+            "stop": ["\n\n"],
+        },
+        "text": first.text,
+        "tokens": first.tokens,
+        "model": "inner-model",
+    }
     replay = ReplayModel(cassette)
     again = replay.generate(REQ)
     assert again == Generation(first.text, first.tokens, 0.0, "inner-model")
@@ -59,8 +80,10 @@ def test_replay_miss_is_loud_and_names_the_prompt(tmp_path: Path) -> None:
     other = GenerationRequest(prompt="\n  Execute: book the Kyoto ryokan\nsecond line")
     with pytest.raises(ReplayMissError) as info:
         ReplayModel(cassette).generate(other)
-    assert f"replay cassette {cassette} has no recording for the prompt starting " \
-           "'Execute: book the Kyoto ryokan'" in str(info.value)
+    assert (
+        f"replay cassette {cassette} has no recording for the prompt starting "
+        "'Execute: book the Kyoto ryokan'" in str(info.value)
+    )
 
 
 def test_bad_cassettes(tmp_path: Path) -> None:
@@ -76,8 +99,9 @@ def test_load_model_backends(tmp_path: Path) -> None:
     assert isinstance(load_model({"backend": "scripted"}), ScriptedModel)
     with pytest.raises(ModelError, match="model.backend 'replay' needs model.cassette"):
         load_model({"backend": "replay", "cassette": None})
-    with pytest.raises(ModelError, match="model.backend must be one of gpt4all, replay, "
-                                         "scripted, llama; got 'gpt5'"):
+    with pytest.raises(
+        ModelError, match="model.backend must be one of gpt4all, replay, scripted, llama; got 'gpt5'"
+    ):
         load_model({"backend": "gpt5"})
     with pytest.raises(ModelError, match=r"model.file '.*missing.gguf' does not exist"):
         load_model({"backend": "gpt4all", "file": str(tmp_path / "missing.gguf")})

@@ -25,23 +25,40 @@ from specswarm.model import (
 )
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
-PROMPTS = {k: (ROOT_DIR / "templates" / "prompts" / f"{k}.j2").read_text(encoding="utf-8")
-           for k in ("decompose", "refine", "score", "execute")}
+PROMPTS = {
+    k: (ROOT_DIR / "templates" / "prompts" / f"{k}.j2").read_text(encoding="utf-8")
+    for k in ("decompose", "refine", "score", "execute")
+}
 GOAL = "Plan a two-week trip to Japan"
 
 
 def make_spec(**over: object) -> dict:
     spec = {
-        "goal": GOAL, "context": "Two adults, first visit, spring, mid-range budget",
-        "constraints": [{"kind": "sum", "field": "days", "total": 14, "applies_to": "root"},
-                        {"kind": "mention", "terms": ["Tokyo", "Kyoto"], "applies_to": "root"}],
+        "goal": GOAL,
+        "context": "Two adults, first visit, spring, mid-range budget",
+        "constraints": [
+            {"kind": "sum", "field": "days", "total": 14, "applies_to": "root"},
+            {"kind": "mention", "terms": ["Tokyo", "Kyoto"], "applies_to": "root"},
+        ],
         "prompts": PROMPTS,
-        "tree": {"max_depth": 2, "min_children": 3, "max_children": 5, "max_revisions": 2,
-                 "approve_threshold": 60},
-        "model": {"backend": "scripted", "temperature": 0.0, "top_k": 1, "seed": 42,
-                  "repeat_penalty": 1.1, "threads": 2, "cassette": None,
-                  "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
-                  "model_weight": 0.2},
+        "tree": {
+            "max_depth": 2,
+            "min_children": 3,
+            "max_children": 5,
+            "max_revisions": 2,
+            "approve_threshold": 60,
+        },
+        "model": {
+            "backend": "scripted",
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": 42,
+            "repeat_penalty": 1.1,
+            "threads": 2,
+            "cassette": None,
+            "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
+            "model_weight": 0.2,
+        },
     }
     spec.update(over)
     return spec
@@ -106,7 +123,8 @@ def test_gives_up_with_a_clear_model_error_after_two_retries() -> None:
         decompose(model, make_spec(), ROOT, [], [], "geography", [])
     assert str(info.value) == (
         "decompose: the model gave no usable answer after 3 attempts (no list found: write one "
-        f"part per line, starting with \"- \") for '{GOAL}'")
+        f"part per line, starting with \"- \") for '{GOAL}'"
+    )
     assert len(model.calls) == 3
     assert STATS.snapshot()["failures"] == {"decompose": 1}
 
@@ -126,8 +144,11 @@ def test_sum_mismatch_is_fitted_in_code_without_asking_again() -> None:
 def test_fit_sum_rewrites_day_counts_and_keeps_at_least_one_each() -> None:
     from specswarm.model.tasks import fit_sum
 
-    kids = [Child("Tokyo for 8 days", "Spend 8 days in Tokyo.", facts={"days": 8}),
-            Child("Kyoto for 6 days", "", facts={"days": 6}), Child("Nara day trip", "", facts={})]
+    kids = [
+        Child("Tokyo for 8 days", "Spend 8 days in Tokyo.", facts={"days": 8}),
+        Child("Kyoto for 6 days", "", facts={"days": 6}),
+        Child("Nara day trip", "", facts={}),
+    ]
     got = fit_sum(kids, "days", 14)
     assert sum(c.facts["days"] for c in got) == 14
     assert all(c.facts["days"] >= 1 for c in got)
@@ -139,8 +160,16 @@ def test_fit_sum_rewrites_day_counts_and_keeps_at_least_one_each() -> None:
 def test_refine_uses_previous_children_and_critiques() -> None:
     model = ScriptedModel()
     previous = [Child("Tokyo stuff", "", facts={"days": 7}), Child("Misc", "")]
-    decompose(model, make_spec(), ROOT, [], [], "geography",
-              ["vagueness: #2 'Misc': vague word 'misc'"], previous=previous)
+    decompose(
+        model,
+        make_spec(),
+        ROOT,
+        [],
+        [],
+        "geography",
+        ["vagueness: #2 'Misc': vague word 'misc'"],
+        previous=previous,
+    )
     prompt = model.calls[0].prompt
     assert "Previous split:\n- Tokyo stuff\n- Misc\nReviewers said:\n- vagueness: #2" in prompt
     assert model.calls[0].system.startswith("You are a planner. You improve a split")
@@ -188,8 +217,9 @@ def test_async_variants() -> None:
 
 
 def test_render_prompt_blocks_plain_and_errors() -> None:
-    assert render_prompt("{% block system %}S {{ x }}{% endblock %}"
-                         "{% block prompt %}P {{ x }}{% endblock %}", x=1) == ("S 1", "P 1")
+    assert render_prompt(
+        "{% block system %}S {{ x }}{% endblock %}{% block prompt %}P {{ x }}{% endblock %}", x=1
+    ) == ("S 1", "P 1")
     assert render_prompt("Just {{ x }}\n\n\n\nuser", x="a") == ("", "Just a\n\nuser")
     with pytest.raises(ModelError, match="prompt template: 'y' is undefined"):
         render_prompt("{{ y }}")
@@ -202,9 +232,12 @@ def test_render_prompt_blocks_plain_and_errors() -> None:
 
 
 def test_model_output_in_context_is_data_not_template_source() -> None:
-    system, prompt = render_prompt(PROMPTS["score"], goal=GOAL,
-                                   node={"title": "{{ 7*7 }}", "detail": ""},
-                                   proposal=[{"title": "{% raw %}x", "detail": ""}])
+    system, prompt = render_prompt(
+        PROMPTS["score"],
+        goal=GOAL,
+        node={"title": "{{ 7*7 }}", "detail": ""},
+        proposal=[{"title": "{% raw %}x", "detail": ""}],
+    )
     assert "{{ 7*7 }}" in prompt and "{% raw %}x" in prompt and "49" not in prompt
 
 

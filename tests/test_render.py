@@ -114,13 +114,16 @@ def test_fixtures_cover_the_statuses() -> None:
 # -- JSON and its schema ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("plan", [
-    pytest.param(load("japan"), id="japan"),
-    pytest.param(load("partial"), id="partial"),
-    pytest.param(fold(complete_swarm(seed=3, fanout=2, depth=3).events), id="synthetic-depth-3"),
-    pytest.param(fold(Swarm(seed=4).events), id="run-only"),
-    pytest.param(fold([]), id="no-events"),
-])
+@pytest.mark.parametrize(
+    "plan",
+    [
+        pytest.param(load("japan"), id="japan"),
+        pytest.param(load("partial"), id="partial"),
+        pytest.param(fold(complete_swarm(seed=3, fanout=2, depth=3).events), id="synthetic-depth-3"),
+        pytest.param(fold(Swarm(seed=4).events), id="run-only"),
+        pytest.param(fold([]), id="no-events"),
+    ],
+)
 def test_json_export_is_sorted_and_valid(plan: Plan) -> None:
     text = render_plan(plan, "json")
     data = json.loads(text)
@@ -128,13 +131,19 @@ def test_json_export_is_sorted_and_valid(plan: Plan) -> None:
     assert text == json.dumps(plan.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-@pytest.mark.parametrize("mutate, where", [
-    (lambda d: d.update(extra=1), "(plan): Additional properties are not allowed ('extra' was unexpected)"),
-    (lambda d: d["root"]["children"][0].update(result=None), "root/children/0"),
-    (lambda d: d["root"]["children"][0]["children"][0].pop("claim"), "root/children/0/children/0"),
-    (lambda d: d["root"]["accepted"]["votes"][0].update(score=101), "root/accepted/votes/0/score"),
-    (lambda d: d["root"].update(status="done"), "root/status"),
-])
+@pytest.mark.parametrize(
+    "mutate, where",
+    [
+        (
+            lambda d: d.update(extra=1),
+            "(plan): Additional properties are not allowed ('extra' was unexpected)",
+        ),
+        (lambda d: d["root"]["children"][0].update(result=None), "root/children/0"),
+        (lambda d: d["root"]["children"][0]["children"][0].pop("claim"), "root/children/0/children/0"),
+        (lambda d: d["root"]["accepted"]["votes"][0].update(score=101), "root/accepted/votes/0/score"),
+        (lambda d: d["root"].update(status="done"), "root/status"),
+    ],
+)
 def test_schema_is_strict(mutate: Any, where: str) -> None:
     data = load("japan").to_json()
     mutate(data)
@@ -150,24 +159,44 @@ def test_unknown_format() -> None:
 
 # -- model text is data ----------------------------------------------------------------------
 
-HOSTILE = ("{{ 7*7 }} {% for x in range(3) %}loop{% endfor %} {# c #}\n"
-           "# Injected heading\n</details><script>alert(1)</script>\n"
-           '```\nunclosed fence "quoted" [bracket] {brace} (paren); end')
+HOSTILE = (
+    "{{ 7*7 }} {% for x in range(3) %}loop{% endfor %} {# c #}\n"
+    "# Injected heading\n</details><script>alert(1)</script>\n"
+    '```\nunclosed fence "quoted" [bracket] {brace} (paren); end'
+)
 
 
 def hostile_plan() -> Plan:
     """A converged run in which every text a peer or model wrote is hostile."""
     sw = Swarm(spec=minimal_spec(goal="# {{ goal }}", context=HOSTILE), seed=9)
     dec, scorers, ex = sw.peers["decomposer"][0], sw.peers["scorer"], sw.peers["executor"][0]
-    children = [{"title": HOSTILE.replace("\n", " ")[:200], "detail": HOSTILE, "leaf": True,
-                 "facts": {"{{ k }}": "{% v %}"}},
-                {"title": "1. Plain [title]", "detail": "ok", "leaf": True, "facts": {}}]
-    prop = sw.emit(dec, "proposal", {"node": "root", "strategy": "{{ s }}", "children": children,
-                                     "revises": None, "rationale": HOSTILE})
+    children = [
+        {
+            "title": HOSTILE.replace("\n", " ")[:200],
+            "detail": HOSTILE,
+            "leaf": True,
+            "facts": {"{{ k }}": "{% v %}"},
+        },
+        {"title": "1. Plain [title]", "detail": "ok", "leaf": True, "facts": {}},
+    ]
+    prop = sw.emit(
+        dec,
+        "proposal",
+        {"node": "root", "strategy": "{{ s }}", "children": children, "revises": None, "rationale": HOSTILE},
+    )
     for s in scorers:
-        sw.emit(s, "vote", {"proposal": prop.id, "approve": True, "score": 90, "critique": HOSTILE,
-                            "checks": [{"name": "{{ n }}", "score": 1, "passed": False, "note": HOSTILE}],
-                            "model_score": None})
+        sw.emit(
+            s,
+            "vote",
+            {
+                "proposal": prop.id,
+                "approve": True,
+                "score": 90,
+                "critique": HOSTILE,
+                "checks": [{"name": "{{ n }}", "score": 1, "passed": False, "note": HOSTILE}],
+                "model_score": None,
+            },
+        )
     for i in range(2):
         claim = sw.claim(ex, child_id(prop.id, i))
         sw.result(ex, child_id(prop.id, i), claim, output=HOSTILE)
@@ -210,12 +239,15 @@ def test_mermaid_labels_are_sanitized() -> None:
         assert not re.search(r'["\[\]{}<>#;`]', m.group(3)), line
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('say "hi" [x] {y} <z>\nnext', "say 'hi' x y z next"),
-    ("a; b # c `d`", "a b c d"),
-    ("A very long title that goes on and on and on", "A very long title that goes on…"),
-    ("***", "(untitled)"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('say "hi" [x] {y} <z>\nnext', "say 'hi' x y z next"),
+        ("a; b # c `d`", "a b c d"),
+        ("A very long title that goes on and on and on", "A very long title that goes on…"),
+        ("***", "(untitled)"),
+    ],
+)
 def test_mermaid_label(text: str, expected: str) -> None:
     assert mermaid_label(text) == expected
 
@@ -236,20 +268,27 @@ def test_markdown_filters() -> None:
 
 def test_user_template_overrides_the_builtin(tmp_path: Path) -> None:
     tmpl = tmp_path / "mine.md.j2"
-    tmpl.write_text('{% import "_macros.md.j2" as m %}{{ plan.goal }}: {{ tasks | length }} tasks, '
-                    "{{ m.status_line(plan) }}\n", encoding="utf-8")
+    tmpl.write_text(
+        '{% import "_macros.md.j2" as m %}{{ plan.goal }}: {{ tasks | length }} tasks, '
+        "{{ m.status_line(plan) }}\n",
+        encoding="utf-8",
+    )
     plan = load("todo")
-    expected = ("Build a command-line todo app that syncs between machines: 8 tasks, "
-                "complete, 8 of 8 steps done\n")
+    expected = (
+        "Build a command-line todo app that syncs between machines: 8 tasks, complete, 8 of 8 steps done\n"
+    )
     assert render_plan(plan, "markdown", template=tmpl) == expected
     assert render_plan(plan, "spec", template=str(tmpl)) == expected
 
 
-@pytest.mark.parametrize("source, message", [
-    ("{% for %}", r"bad\.j2:1: template syntax: "),
-    ("{{ no_such_variable }}", r"bad\.j2: cannot render: 'no_such_variable' is undefined"),
-    ("{{ ''.__class__.__mro__[1].__subclasses__() }}", r"bad\.j2: cannot render: "),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("{% for %}", r"bad\.j2:1: template syntax: "),
+        ("{{ no_such_variable }}", r"bad\.j2: cannot render: 'no_such_variable' is undefined"),
+        ("{{ ''.__class__.__mro__[1].__subclasses__() }}", r"bad\.j2: cannot render: "),
+    ],
+)
 def test_bad_user_template(tmp_path: Path, source: str, message: str) -> None:
     tmpl = tmp_path / "bad.j2"
     tmpl.write_text(source, encoding="utf-8")

@@ -51,8 +51,13 @@ class Launch:
 
     def __init__(self, *args: str) -> None:
         self.lines: list[str] = []
-        self.proc = subprocess.Popen([sys.executable, "-m", "specswarm", "plan", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "specswarm", "plan", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -141,8 +146,19 @@ def test_sigint_stops_every_peer_and_resume_redoes_no_accepted_work(tmp_path: Pa
 
     # 2. resumed run: converges, keeps every accepted proposal and every result
     events2, report2 = tmp_path / "run2.jsonl", tmp_path / "run2.report.json"
-    second = Launch(str(spec), "--resume", str(events1), "--format", "json", "--out",
-                    str(tmp_path / "plan2.json"), "--events", str(events2), "--report", str(report2))
+    second = Launch(
+        str(spec),
+        "--resume",
+        str(events1),
+        "--format",
+        "json",
+        "--out",
+        str(tmp_path / "plan2.json"),
+        "--events",
+        str(events2),
+        "--report",
+        str(report2),
+    )
     assert second.wait() == 0, second.stderr[-3000:]
     assert f"resuming from {events1}: {len(logged)} events" in second.stderr
     rep2 = json.loads(report2.read_text())
@@ -163,8 +179,9 @@ def test_sigint_stops_every_peer_and_resume_redoes_no_accepted_work(tmp_path: Pa
 
     # 3. a fresh run of the same spec costs more model calls than the resumed one
     report3 = tmp_path / "run3.report.json"
-    fresh = Launch(str(spec), "--format", "json", "--out", str(tmp_path / "plan3.json"),
-                   "--report", str(report3))
+    fresh = Launch(
+        str(spec), "--format", "json", "--out", str(tmp_path / "plan3.json"), "--report", str(report3)
+    )
     assert fresh.wait() == 0, fresh.stderr[-3000:]
     rep3 = json.loads(report3.read_text())
     fresh_calls, resumed_calls, interrupted_calls = _calls(rep3), _calls(rep2), _calls(rep1)

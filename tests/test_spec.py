@@ -71,36 +71,75 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
     prompts = data.pop("prompts")
     assert set(prompts) == {"decompose", "refine", "score", "execute"}
     assert data == {
-        "version": 1, "name": "picnic", "goal": "Plan a picnic", "context": "",
-        "constraints": [], "quorum": "majority",
-        "roles": {"decomposer": {"count": 2, "strategies": list(DEFAULT_STRATEGIES)},
-                  "scorer": {"count": 3}, "executor": {"count": 1}, "observer": {"count": 1}},
-        "tree": {"max_depth": 2, "min_children": 2, "max_children": 6, "max_revisions": 2,
-                 "approve_threshold": 60},
-        "model": {"backend": "gpt4all", "file": None, "name": None, "temperature": 0.0,
-                  "top_k": 1, "seed": 42, "repeat_penalty": 1.1, "threads": 2, "cassette": None,
-                  "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
-                  "model_weight": 0.2},
-        "network": {"listen": "/ip4/127.0.0.1/tcp/0", "bootstrap": [], "mdns": False,
-                    "topic": None},
+        "version": 1,
+        "name": "picnic",
+        "goal": "Plan a picnic",
+        "context": "",
+        "constraints": [],
+        "quorum": "majority",
+        "roles": {
+            "decomposer": {"count": 2, "strategies": list(DEFAULT_STRATEGIES)},
+            "scorer": {"count": 3},
+            "executor": {"count": 1},
+            "observer": {"count": 1},
+        },
+        "tree": {
+            "max_depth": 2,
+            "min_children": 2,
+            "max_children": 6,
+            "max_revisions": 2,
+            "approve_threshold": 60,
+        },
+        "model": {
+            "backend": "gpt4all",
+            "file": None,
+            "name": None,
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": 42,
+            "repeat_penalty": 1.1,
+            "threads": 2,
+            "cassette": None,
+            "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
+            "model_weight": 0.2,
+        },
+        "network": {"listen": "/ip4/127.0.0.1/tcp/0", "bootstrap": [], "mdns": False, "topic": None},
         "access": {"mode": "launcher", "peers": [], "secret_env": "SPECSWARM_SECRET"},
         "budget": {"seconds": 900, "settle_seconds": 1.0, "claim_timeout": 180},
         "output": {"format": "markdown", "template": None},
     }
-    assert list(data) == ["version", "name", "goal", "context", "constraints", "quorum", "roles",
-                          "tree", "model", "network", "access", "budget", "output"]
+    assert list(data) == [
+        "version",
+        "name",
+        "goal",
+        "context",
+        "constraints",
+        "quorum",
+        "roles",
+        "tree",
+        "model",
+        "network",
+        "access",
+        "budget",
+        "output",
+    ]
 
 
 def test_paths_are_resolved_against_the_spec_and_templates_inlined(tmp_path: Path) -> None:
     write(tmp_path, "mine: {{ goal }}\n", name="sub/p/decompose.j2")
     write(tmp_path, "{}\n", name="sub/rec/cassette.jsonl")
     write(tmp_path, "# {{ plan.goal }}\n", name="sub/out.md.j2")
-    path = write(tmp_path, textwrap.dedent("""\
+    path = write(
+        tmp_path,
+        textwrap.dedent("""\
         goal: Plan a picnic
         prompts: {decompose: p/decompose.j2}
         model: {backend: replay, cassette: rec/cassette.jsonl}
         output: {template: out.md.j2}
-        """) + ROLES, name="sub/spec.yaml")
+        """)
+        + ROLES,
+        name="sub/spec.yaml",
+    )
     spec = load_spec(path)
     assert spec.prompts.decompose == "mine: {{ goal }}\n"
     assert spec.model.cassette == tmp_path / "sub" / "rec" / "cassette.jsonl"
@@ -120,31 +159,50 @@ def test_to_json_round_trips_through_spec_from_json(path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("quorum", "scorers", "size"),
-    [("majority", 3, 2), ("majority", 4, 3), ("majority", 1, 1), ("all", 5, 5), (2, 3, 2),
-     (3, 3, 3), (0.5, 4, 2), (0.66, 4, 3), (0.7, 10, 7), (1.0, 3, 3), (0.1, 3, 1)],
+    [
+        ("majority", 3, 2),
+        ("majority", 4, 3),
+        ("majority", 1, 1),
+        ("all", 5, 5),
+        (2, 3, 2),
+        (3, 3, 3),
+        (0.5, 4, 2),
+        (0.66, 4, 3),
+        (0.7, 10, 7),
+        (1.0, 3, 3),
+        (0.1, 3, 1),
+    ],
 )
 def test_quorum_size(tmp_path: Path, quorum: object, scorers: int, size: int) -> None:
-    path = write(tmp_path, f"""\
+    path = write(
+        tmp_path,
+        f"""\
         goal: Plan a picnic
         quorum: {quorum}
         roles:
           decomposer: {{count: 1}}
           scorer: {{count: {scorers}}}
           executor: {{count: 1}}
-        """)
+        """,
+    )
     spec = load_spec(path)
     assert spec.quorum == quorum
     assert spec.quorum_size() == size
 
 
 def test_strategies_repeat_and_default(tmp_path: Path) -> None:
-    declared = load_spec(write(tmp_path, """\
+    declared = load_spec(
+        write(
+            tmp_path,
+            """\
         goal: Plan a picnic
         roles:
           decomposer: {count: 3, strategies: [food, place]}
           scorer: {count: 1}
           executor: {count: 1}
-        """))
+        """,
+        )
+    )
     assert [declared.strategy_for(i) for i in range(3)] == ["food", "place", "food"]
     default = load_spec(write(tmp_path, "goal: Plan a picnic\n" + ROLES, name="d.yaml"))
     assert [default.strategy_for(i) for i in range(4)] == [*DEFAULT_STRATEGIES, "by parts"]
@@ -162,7 +220,9 @@ def test_spec_is_frozen_and_hashable(tmp_path: Path) -> None:
 
 
 def test_three_problems_each_with_its_line(tmp_path: Path) -> None:
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         goal: Plan a trip
         roles:
           decomposer:
@@ -171,7 +231,8 @@ def test_three_problems_each_with_its_line(tmp_path: Path) -> None:
             count: three
         tree:
           max_dept: 3
-        """)
+        """,
+    )
     assert problems_of(path) == [
         f"{path}:2: roles: missing required field 'executor'",
         f"{path}:6: roles.scorer.count: 'three' is not of type integer (expected an integer >= 1)",
@@ -192,8 +253,7 @@ def test_error_text_is_one_line_per_problem(tmp_path: Path) -> None:
 
 
 def test_non_finite_numbers_are_rejected(tmp_path: Path) -> None:
-    path = write(tmp_path, "goal: Plan a trip\nmodel: {temperature: .nan}\nbudget: {seconds: .inf}\n"
-                 + ROLES)
+    path = write(tmp_path, "goal: Plan a trip\nmodel: {temperature: .nan}\nbudget: {seconds: .inf}\n" + ROLES)
     assert problems_of(path) == [
         f"{path}:2: model.temperature: nan is not allowed (expected a finite number)",
         f"{path}:3: budget.seconds: inf is not allowed (expected a finite number)",
@@ -230,13 +290,13 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_a_file_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"goal: Plan a trip\ncontext: caf\xe9\n")
-    assert problems_of(path) == [
-        f"{path}:2: (root): byte 0xe9 is not UTF-8 (expected a UTF-8 text file)"
-    ]
+    assert problems_of(path) == [f"{path}:2: (root): byte 0xe9 is not UTF-8 (expected a UTF-8 text file)"]
 
 
 def test_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         goal: Plan a trip
         roles:
           decomposer: &one {count: 1}
@@ -244,7 +304,8 @@ def test_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
             <<: *one
             count: 3
           executor: *one
-        """)
+        """,
+    )
     assert load_spec(path).roles.scorer.count == 3
 
 
@@ -272,9 +333,18 @@ def test_broken_spec_corpus(path: Path) -> None:
 def test_the_corpus_covers_the_documented_kinds_of_breakage() -> None:
     names = {p.stem for p in BROKEN}
     assert names >= {
-        "bad-yaml-syntax", "wrong-type", "unknown-key", "quorum-too-large", "missing-template",
-        "jinja-syntax-error", "empty", "top-level-list", "duplicate-key", "negative-count",
-        "fraction-too-large", "replay-without-cassette",
+        "bad-yaml-syntax",
+        "wrong-type",
+        "unknown-key",
+        "quorum-too-large",
+        "missing-template",
+        "jinja-syntax-error",
+        "empty",
+        "top-level-list",
+        "duplicate-key",
+        "negative-count",
+        "fraction-too-large",
+        "replay-without-cassette",
     }
 
 

@@ -16,8 +16,9 @@ BROKEN = sorted(SPECS.glob("*.yaml"))
 LINE = re.compile(r"^\S+:\d+: \S+: .+$")
 
 
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
-            ) -> tuple[int, str, str]:
+def run_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "argv", ["specswarm", *args])
     monkeypatch.delenv("SPECSWARM_MODEL_BACKEND", raising=False)
     with pytest.raises(SystemExit) as info:
@@ -36,14 +37,24 @@ def expectation(path: Path) -> str:
 
 def test_the_corpus_has_the_kinds_the_issue_names() -> None:
     names = {p.stem for p in BROKEN}
-    assert {"bad-yaml-syntax", "wrong-type", "unknown-key", "unknown-top-level-key", "quorum-too-large",
-            "missing-template", "tab-indent", "unclosed-bracket", "duplicate-key"} <= names
+    assert {
+        "bad-yaml-syntax",
+        "wrong-type",
+        "unknown-key",
+        "unknown-top-level-key",
+        "quorum-too-large",
+        "missing-template",
+        "tab-indent",
+        "unclosed-bracket",
+        "duplicate-key",
+    } <= names
 
 
 @pytest.mark.parametrize("command", ["validate", "plan"])
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
-def test_broken_spec_one_line_and_exit_2(command: str, path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_broken_spec_one_line_and_exit_2(
+    command: str, path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run_cli(monkeypatch, capsys, command, str(path))
     assert code == 2
     assert out == ""
@@ -68,34 +79,45 @@ def _unreadable(tmp_path: Path, kind: str) -> tuple[Path, str]:
 
 @pytest.mark.parametrize("command", ["validate", "plan"])
 @pytest.mark.parametrize("kind", ["directory", "broken-symlink", "missing"])
-def test_unreadable_spec_one_line_and_exit_2(command: str, kind: str, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_spec_one_line_and_exit_2(
+    command: str,
+    kind: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path, message = _unreadable(tmp_path, kind)
     code, out, err = run_cli(monkeypatch, capsys, command, str(path))
     assert (code, out) == (2, "")
     assert err == f"{path}:1: (root): {message}\n"
 
 
-def test_validate_reports_every_file_and_every_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_every_file_and_every_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = [SPECS / "wrong-type.yaml", SPECS / "unknown-key.yaml"]
     missing = tmp_path / "nope.yaml"
     code, out, err = run_cli(monkeypatch, capsys, "validate", *map(str, bad), str(missing))
     assert (code, out) == (2, "")
     assert err.splitlines() == [f"{p}:{expectation(p)}" for p in bad] + [
-        f"{missing}:1: (root): cannot read the spec file: No such file or directory"]
+        f"{missing}:1: (root): cannot read the spec file: No such file or directory"
+    ]
 
 
-def test_plan_needs_an_observer_but_validate_accepts_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_needs_an_observer_but_validate_accepts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A spec without an observer is valid (peers can be started by hand) but `plan` cannot run it."""
     path = tmp_path / "no-observer.yaml"
-    path.write_text("goal: Plan a trip\nroles:\n  decomposer: {count: 1}\n  scorer: {count: 1}\n"
-                    "  executor: {count: 1}\n  observer: {count: 0}\n")
+    path.write_text(
+        "goal: Plan a trip\nroles:\n  decomposer: {count: 1}\n  scorer: {count: 1}\n"
+        "  executor: {count: 1}\n  observer: {count: 0}\n"
+    )
     code, out, _ = run_cli(monkeypatch, capsys, "validate", str(path))
     assert code == 0 and out == f"{path}: ok (no-observer: 'Plan a trip')\n"
     code, out, err = run_cli(monkeypatch, capsys, "plan", str(path))
     assert (code, out) == (2, "")
-    assert err == (f"{path}:6: roles.observer.count: 0 observers (expected at least 1 to run `plan`: "
-                   "the launcher reads the plan from it)\n")
+    assert err == (
+        f"{path}:6: roles.observer.count: 0 observers (expected at least 1 to run `plan`: "
+        "the launcher reads the plan from it)\n"
+    )

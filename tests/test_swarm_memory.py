@@ -98,10 +98,12 @@ def test_executor_killed_while_holding_a_claim_is_superseded() -> None:
         # either the victim had lost the race anyway (the winner's claim is older), or its
         # claim was superseded by a live executor
         assert (won.lamport, won.author) < (claim.lamport, claim.author) or any(
-            c.supersedes == claim.id for c in leaf.claims)
+            c.supersedes == claim.id for c in leaf.claims
+        )
     survivor = next(n for p, n in swarm.nodes.items() if p != victim)
-    per_leaf = Counter(e.body["leaf"] for e in survivor.state.events()
-                       if e.kind == "result" and e.author != victim)
+    per_leaf = Counter(
+        e.body["leaf"] for e in survivor.state.events() if e.kind == "result" and e.author != victim
+    )
     assert set(per_leaf.values()) == {1}
 
 
@@ -125,18 +127,26 @@ def test_hostile_messages_are_dropped_and_counted() -> None:
         from specswarm.events import make_event
 
         stranger = ident()
-        attacker = swarm.network.add_peer(stranger.peer_id, topic=next(iter(swarm.nodes.values()))
-                                          .transport._topics[-1])
+        attacker = swarm.network.add_peer(
+            stranger.peer_id, topic=next(iter(swarm.nodes.values())).transport._topics[-1]
+        )
         run = swarm.run_event.run
         # a join without admission, then votes/claims: valid signatures, but no authority
         for kind, body in [("join", {"role": "scorer", "strategy": None, "admission": None})]:
             ev = make_event(stranger, run, kind, 1, body)
             await attacker.publish(json.dumps({"t": "ev", "e": ev.to_json()}).encode())
-        forged = make_event(stranger, run, "join", 2, {"role": "executor", "strategy": None,
-                                                       "admission": None}).to_json()
+        forged = make_event(
+            stranger, run, "join", 2, {"role": "executor", "strategy": None, "admission": None}
+        ).to_json()
         forged["author"] = next(iter(swarm.nodes))  # claims to be someone else
-        for junk in [b"not json", b"[]", b'{"t":"ev","e":{}}', json.dumps({"t": "ev", "e": forged}).encode(),
-                     b'{"t":"have","n":"x"}', b"\xff" * 300_000]:
+        for junk in [
+            b"not json",
+            b"[]",
+            b'{"t":"ev","e":{}}',
+            json.dumps({"t": "ev", "e": forged}).encode(),
+            b'{"t":"have","n":"x"}',
+            b"\xff" * 300_000,
+        ]:
             await attacker.publish(junk)
         return stranger
 

@@ -52,15 +52,36 @@ def test_plan_converges_with_one_process_per_peer_and_leaves_none_behind(tmp_pat
     spec = write_spec(tmp_path)
     events, report, out = tmp_path / "events.jsonl", tmp_path / "report.json", tmp_path / "plan.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "specswarm", "plan", str(spec), "--format", "json", "--out", str(out),
-         "--events", str(events), "--report", str(report)],
-        capture_output=True, text=True, timeout=240, env=_env())
+        [
+            sys.executable,
+            "-m",
+            "specswarm",
+            "plan",
+            str(spec),
+            "--format",
+            "json",
+            "--out",
+            str(out),
+            "--events",
+            str(events),
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=_env(),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "split accepted" in proc.stderr and "plan complete" in proc.stderr
     rep = json.loads(report.read_text())
     assert rep["complete"] is True
-    assert Counter(p["role"] for p in rep["peers"]) == {"decomposer": 3, "scorer": 3, "executor": 2,
-                                                         "observer": 1}
+    assert Counter(p["role"] for p in rep["peers"]) == {
+        "decomposer": 3,
+        "scorer": 3,
+        "executor": 2,
+        "observer": 1,
+    }
     # every peer (the observer included) folded the same plan
     assert {p["digest"] for p in rep["peers"]} == {rep["digest"]}
     # the saved event log folds to that plan, and the JSON output is valid
@@ -85,8 +106,13 @@ def test_plan_converges_with_one_process_per_peer_and_leaves_none_behind(tmp_pat
 
 
 def _start_peer(args: list[str], log: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "specswarm", "peer", "--json-status", *args],
-                            stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env=_env())
+    return subprocess.Popen(
+        [sys.executable, "-m", "specswarm", "peer", "--json-status", *args],
+        stdout=subprocess.PIPE,
+        stderr=open(log, "w"),
+        text=True,
+        env=_env(),
+    )
 
 
 def _read_status(proc: subprocess.Popen[str], until, timeout: float):  # type: ignore[no-untyped-def]
@@ -109,7 +135,8 @@ def _read_status(proc: subprocess.Popen[str], until, timeout: float):  # type: i
 
 
 def test_peers_that_only_join_learn_the_run_and_a_late_observer_reaches_the_same_digest(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     spec = write_spec(tmp_path, dec=1, sc=2, ex=2, depth=1)
     procs: list[subprocess.Popen[str]] = []
     try:
@@ -132,9 +159,24 @@ def test_peers_that_only_join_learn_the_run_and_a_late_observer_reaches_the_same
         assert len(digests) == 1
         # a late observer, knowing one address only, learns everything and publishes nothing
         out = tmp_path / "late.json"
-        obs = subprocess.run([sys.executable, "-m", "specswarm", "observe", "--join", finals[2]["addrs"][0],
-                              "--format", "json", "--out", str(out)],
-                             capture_output=True, text=True, timeout=120, env=_env())
+        obs = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "specswarm",
+                "observe",
+                "--join",
+                finals[2]["addrs"][0],
+                "--format",
+                "json",
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_env(),
+        )
         assert obs.returncode == 0, obs.stderr[-2000:]
         assert json.loads(out.read_text())["digest"] == digests.pop()
     finally:
@@ -150,15 +192,18 @@ def test_peers_that_only_join_learn_the_run_and_a_late_observer_reaches_the_same
 
 def test_invalid_spec_exits_2_with_located_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(textwrap.dedent("""\
+    bad.write_text(
+        textwrap.dedent("""\
         goal: x
         roles:
           decomposer: {count: 1}
           scorer: {count: two}
           executor: {count: 1}
-        """))
-    proc = subprocess.run([sys.executable, "-m", "specswarm", "plan", str(bad)], capture_output=True,
-                          text=True, timeout=60)
+        """)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "specswarm", "plan", str(bad)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert f"{bad}:4: roles.scorer.count:" in proc.stderr
     assert "Traceback" not in proc.stderr

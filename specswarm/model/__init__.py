@@ -29,7 +29,23 @@ from specswarm.model.tasks import (
 )
 
 __all__ = [
-    "STATS", "Child", "Generation", "GenerationRequest", "Model", "OutputError", "RecordingModel",
-    "ReplayModel", "ScriptedModel", "adecompose", "aexecute", "agenerate", "arate", "decompose",
-    "execute", "load_model", "rate", "render_prompt", "scripted_answer",
+    "STATS",
+    "Child",
+    "Generation",
+    "GenerationRequest",
+    "Model",
+    "OutputError",
+    "RecordingModel",
+    "ReplayModel",
+    "ScriptedModel",
+    "adecompose",
+    "aexecute",
+    "agenerate",
+    "arate",
+    "decompose",
+    "execute",
+    "load_model",
+    "rate",
+    "render_prompt",
+    "scripted_answer",
 ]

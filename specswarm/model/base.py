@@ -140,9 +140,7 @@ def load_model(settings: dict[str, Any]) -> Model:
 
         inner = LlamaModel.from_settings(settings)
     else:
-        raise ModelError(
-            f"model.backend must be one of gpt4all, replay, scripted, llama; got {backend!r}"
-        )
+        raise ModelError(f"model.backend must be one of gpt4all, replay, scripted, llama; got {backend!r}")
     if cassette:
         from specswarm.model.replay import RecordingModel
 

@@ -13,8 +13,7 @@ from typing import Annotated
 
 import typer
 
-model_app = typer.Typer(help="The embedded local model: status, assembly, a quick try.",
-                        no_args_is_help=True)
+model_app = typer.Typer(help="The embedded local model: status, assembly, a quick try.", no_args_is_help=True)
 
 
 def _progress_printer(label: str) -> Callable[[int, int], None]:
@@ -25,8 +24,7 @@ def _progress_printer(label: str) -> Callable[[int, int], None]:
         if pct != last[0]:
             last[0] = pct
             end = "\n" if done >= total else ""
-            sys.stderr.write(f"\r{label}: {pct:3d}% ({done / 2**20:,.0f} / {total / 2**20:,.0f} MiB)"
-                             + end)
+            sys.stderr.write(f"\r{label}: {pct:3d}% ({done / 2**20:,.0f} / {total / 2**20:,.0f} MiB)" + end)
             sys.stderr.flush()
 
     return progress
@@ -43,8 +41,7 @@ def info() -> None:
     typer.echo(f"assembled: {'yes' if st.exists else 'no'}")
     size = f"{st.size:,} bytes" if st.size is not None else "-"
     typer.echo(f"size:      {size} (expected {assets.MODEL_SIZE:,})")
-    sha = ("verified (stamp matches)" if st.verified
-           else "not verified yet" if st.exists else "-")
+    sha = "verified (stamp matches)" if st.verified else "not verified yet" if st.exists else "-"
     typer.echo(f"sha256:    {sha}; expected {assets.MODEL_SHA256}")
     typer.echo(f"chunks:    {'installed' if st.chunks_installed else st.chunks_error}")
 
@@ -73,5 +70,4 @@ def try_(
     gen = model.generate(GenerationRequest(prompt=prompt, system=system, max_tokens=max_tokens))
     typer.echo(gen.text)
     rate = gen.tokens / gen.seconds if gen.seconds else 0.0
-    typer.echo(f"[{gen.model}: {gen.tokens} tokens in {gen.seconds:.1f} s, {rate:.1f} tok/s]",
-               err=True)
+    typer.echo(f"[{gen.model}: {gen.tokens} tokens in {gen.seconds:.1f} s, {rate:.1f} tok/s]", err=True)

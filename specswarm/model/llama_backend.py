@@ -32,8 +32,10 @@ class LlamaModel:
     def from_settings(cls, settings: dict[str, Any]) -> LlamaModel:
         threads = int(settings.get("threads") or 2)
         if settings.get("name"):
-            raise ModelError("model.name (a gpt4all catalogue name) needs backend gpt4all; "
-                             "give the llama backend a model.file")
+            raise ModelError(
+                "model.name (a gpt4all catalogue name) needs backend gpt4all; "
+                "give the llama backend a model.file"
+            )
         if settings.get("file"):
             path = Path(settings["file"]).expanduser()
             if not path.is_file():
@@ -50,22 +52,34 @@ class LlamaModel:
                 try:
                     from llama_cpp import Llama
                 except ImportError:
-                    raise ModelError("model.backend 'llama' needs llama-cpp-python: "
-                                     "pip install 'specswarm[llama]'") from None
-                _LOADED[key] = Llama(model_path=str(self.path), n_ctx=N_CTX, n_batch=N_BATCH,
-                                     n_threads=self.threads, verbose=False)
+                    raise ModelError(
+                        "model.backend 'llama' needs llama-cpp-python: pip install 'specswarm[llama]'"
+                    ) from None
+                _LOADED[key] = Llama(
+                    model_path=str(self.path),
+                    n_ctx=N_CTX,
+                    n_batch=N_BATCH,
+                    n_threads=self.threads,
+                    verbose=False,
+                )
             return _LOADED[key]
 
     def generate(self, req: GenerationRequest) -> Generation:
         llm = self._llm()
-        messages = ([{"role": "system", "content": req.system}] if req.system else [])
+        messages = [{"role": "system", "content": req.system}] if req.system else []
         messages.append({"role": "user", "content": req.prompt})
         started = time.perf_counter()
         out = llm.create_chat_completion(
-            messages=messages, max_tokens=req.max_tokens, temperature=req.temperature,
-            top_k=req.top_k, seed=req.seed, repeat_penalty=req.repeat_penalty,
-            stop=list(req.stop) or None)
+            messages=messages,
+            max_tokens=req.max_tokens,
+            temperature=req.temperature,
+            top_k=req.top_k,
+            seed=req.seed,
+            repeat_penalty=req.repeat_penalty,
+            stop=list(req.stop) or None,
+        )
         text, _ = cut_at_stop(out["choices"][0]["message"]["content"] or "", req.stop)
         tokens = int(out.get("usage", {}).get("completion_tokens", 0))
-        return Generation(text=text.strip(), tokens=tokens,
-                          seconds=time.perf_counter() - started, model=self.name)
+        return Generation(
+            text=text.strip(), tokens=tokens, seconds=time.perf_counter() - started, model=self.name
+        )

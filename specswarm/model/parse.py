@@ -47,8 +47,7 @@ class Child:
     """Numeric facts stated by the child, e.g. ``{"days": 3}`` (for sum constraints)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"title": self.title, "detail": self.detail, "leaf": self.leaf,
-                "facts": dict(self.facts)}
+        return {"title": self.title, "detail": self.detail, "leaf": self.leaf, "facts": dict(self.facts)}
 
 
 # ---------------------------------------------------------------------------
@@ -151,13 +150,26 @@ def _json_items(text: str) -> list[tuple[str, str, dict[str, Any]]] | None:
             if isinstance(entry, str):
                 items.append((entry, "", {}))
             elif isinstance(entry, dict):
-                title = next((str(entry[k]) for k in ("title", "name", "subgoal", "task", "step",
-                                                        "goal") if entry.get(k)), "")
-                detail = next((str(entry[k]) for k in ("detail", "details", "description",
-                                                         "desc", "summary") if entry.get(k)), "")
+                title = next(
+                    (
+                        str(entry[k])
+                        for k in ("title", "name", "subgoal", "task", "step", "goal")
+                        if entry.get(k)
+                    ),
+                    "",
+                )
+                detail = next(
+                    (
+                        str(entry[k])
+                        for k in ("detail", "details", "description", "desc", "summary")
+                        if entry.get(k)
+                    ),
+                    "",
+                )
                 if title:
-                    extra = {k: v for k, v in entry.items() if isinstance(v, int | str)
-                             and not isinstance(v, bool)}
+                    extra = {
+                        k: v for k, v in entry.items() if isinstance(v, int | str) and not isinstance(v, bool)
+                    }
                     items.append((title, detail, extra))
         if items:
             return items
@@ -243,8 +255,9 @@ def extract_facts(text: str, fields: Iterable[str]) -> tuple[str, dict[str, int 
     def take(m: re.Match[str]) -> str:
         name = m.group(1).lower()
         if name in wanted or name.rstrip("s") in {w.rstrip("s") for w in wanted}:
-            key = wanted.get(name) or next(w for w in wanted.values()
-                                             if w.lower().rstrip("s") == name.rstrip("s"))
+            key = wanted.get(name) or next(
+                w for w in wanted.values() if w.lower().rstrip("s") == name.rstrip("s")
+            )
             # "Tokyo (days: 2); Nikko (days: 1)" states 3 days for this part.
             facts[key] = int(facts.get(key, 0)) + int(m.group(2))
             return ""
@@ -263,9 +276,16 @@ def extract_facts(text: str, fields: Iterable[str]) -> tuple[str, dict[str, int 
     return re.sub(r"\s+", " ", cleaned).strip(" ,;-—–"), facts
 
 
-def parse_children(text: str, *, min_children: int, max_children: int, parent_title: str = "",
-                   goal: str = "", fact_fields: Iterable[str] = (),
-                   leaves: bool = False) -> list[Child]:
+def parse_children(
+    text: str,
+    *,
+    min_children: int,
+    max_children: int,
+    parent_title: str = "",
+    goal: str = "",
+    fact_fields: Iterable[str] = (),
+    leaves: bool = False,
+) -> list[Child]:
     """Parse a decompose answer into at most ``max_children`` validated children.
 
     Raises :class:`OutputError` when fewer than ``min_children`` usable ones remain.
@@ -280,8 +300,11 @@ def parse_children(text: str, *, min_children: int, max_children: int, parent_ti
         for title, detail, extra in from_json:
             title, facts_t = extract_facts(strip_markdown(title), fields)
             detail, facts_d = extract_facts(strip_markdown(detail), fields)
-            given = {f: int(extra[f]) for f in fields
-                     if isinstance(extra.get(f), int) or str(extra.get(f, "")).isdigit()}
+            given = {
+                f: int(extra[f])
+                for f in fields
+                if isinstance(extra.get(f), int) or str(extra.get(f, "")).isdigit()
+            }
             raw.append((title, detail, {**facts_d, **facts_t, **given}))
     else:
         for head, more in _line_items(unfence(text)) or _line_items(text):
@@ -308,9 +331,7 @@ def parse_children(text: str, *, min_children: int, max_children: int, parent_ti
         children.append(Child(title=title, detail=detail, leaf=leaves, facts=facts))
     if len(children) < min_children:
         why = f" ({'; '.join(dropped)})" if dropped else ""
-        raise OutputError(
-            f"only {len(children)} usable part(s), need {min_children} to {max_children}{why}"
-        )
+        raise OutputError(f"only {len(children)} usable part(s), need {min_children} to {max_children}{why}")
     return children[:max_children]
 
 

@@ -34,10 +34,20 @@ from specswarm.model.base import Generation, GenerationRequest, Model
 
 def request_key(req: GenerationRequest) -> str:
     """The cassette key of a request (what makes two requests the same)."""
-    return hashlib.sha256(canonical_bytes([
-        req.system, req.prompt, req.max_tokens, req.temperature, req.top_k, req.seed,
-        req.repeat_penalty, list(req.stop),
-    ])).hexdigest()
+    return hashlib.sha256(
+        canonical_bytes(
+            [
+                req.system,
+                req.prompt,
+                req.max_tokens,
+                req.temperature,
+                req.top_k,
+                req.seed,
+                req.repeat_penalty,
+                list(req.stop),
+            ]
+        )
+    ).hexdigest()
 
 
 def _first_line(req: GenerationRequest) -> str:
@@ -80,8 +90,12 @@ class ReplayModel:
                 f"replay cassette {self.path} has no recording for the prompt starting "
                 f"{_first_line(req)!r}; record it with a real backend and model.cassette set"
             )
-        return Generation(text=str(rec["text"]), tokens=int(rec.get("tokens", 0)), seconds=0.0,
-                          model=str(rec.get("model", self.name)))
+        return Generation(
+            text=str(rec["text"]),
+            tokens=int(rec.get("tokens", 0)),
+            seconds=0.0,
+            model=str(rec.get("model", self.name)),
+        )
 
 
 class RecordingModel:
@@ -95,9 +109,15 @@ class RecordingModel:
 
     def generate(self, req: GenerationRequest) -> Generation:
         gen = self.inner.generate(req)
-        record = {"key": request_key(req), "prompt": req.prompt, "system": req.system,
-                  "params": req.params(), "text": gen.text, "tokens": gen.tokens,
-                  "model": gen.model}
+        record = {
+            "key": request_key(req),
+            "prompt": req.prompt,
+            "system": req.system,
+            "params": req.params(),
+            "text": gen.text,
+            "tokens": gen.tokens,
+            "model": gen.model,
+        }
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,16 +147,40 @@ class ScriptedModel:
 # The built-in scripted responder (understands the default templates)
 
 _ASPECTS = {
-    "geography": ["northern region", "capital area", "western region", "southern coast",
-                  "mountain district", "island stop"],
-    "activity": ["food tasting", "museum visits", "outdoor hiking", "local workshops",
-                 "evening shows", "market shopping"],
-    "days": ["opening stretch", "early middle stretch", "central stretch", "late middle stretch",
-             "closing stretch", "buffer stretch"],
+    "geography": [
+        "northern region",
+        "capital area",
+        "western region",
+        "southern coast",
+        "mountain district",
+        "island stop",
+    ],
+    "activity": [
+        "food tasting",
+        "museum visits",
+        "outdoor hiking",
+        "local workshops",
+        "evening shows",
+        "market shopping",
+    ],
+    "days": [
+        "opening stretch",
+        "early middle stretch",
+        "central stretch",
+        "late middle stretch",
+        "closing stretch",
+        "buffer stretch",
+    ],
 }
 _SUFFIXES = ["essentials", "logistics", "highlights", "bookings", "schedule", "budget"]
-_DEFAULT_ASPECTS = ["requirements review", "design draft", "budget sheet", "schedule setup",
-                    "supplier booking", "final checklist"]
+_DEFAULT_ASPECTS = [
+    "requirements review",
+    "design draft",
+    "budget sheet",
+    "schedule setup",
+    "supplier booking",
+    "final checklist",
+]
 
 
 def _find(pattern: str, text: str, default: str = "") -> str:
@@ -154,8 +198,12 @@ def _decompose_answer(prompt: str) -> str:
     strategy = _find(r"^(?:Write an improved split|Split it) by (\S+?)[ .,]", prompt, "")
     n = int(_find(r"\b(\d+) parts \(at least", prompt, "3"))
     aspects = _ASPECTS.get(strategy, _DEFAULT_ASPECTS)
-    topic = re.sub(r"^(plan|organi[sz]e|write|build|make|create|prepare)\s+(an?\s+|the\s+)?",
-                   "", title, flags=re.I).strip() or title
+    topic = (
+        re.sub(
+            r"^(plan|organi[sz]e|write|build|make|create|prepare)\s+(an?\s+|the\s+)?", "", title, flags=re.I
+        ).strip()
+        or title
+    )
     short = " ".join(topic.split()[:6])
     mention = _find(r"^Together the parts must mention: (.*)\.$", prompt, "")
     names = [t.strip() for t in mention.split(",") if t.strip()]
@@ -183,12 +231,14 @@ def _score_answer(prompt: str) -> str:
 
 def _execute_answer(prompt: str) -> str:
     task = _find(r"^Task: (.*?)(?: \(.*\))?$", prompt, "the task")
-    return "\n".join([
-        f"- Decide the scope of {task} in one page.",
-        f"- List three concrete options for {task} with prices.",
-        f"- Pick one option for {task} and book or schedule it.",
-        f"- Write down confirmations for {task} in the shared plan.",
-    ])
+    return "\n".join(
+        [
+            f"- Decide the scope of {task} in one page.",
+            f"- List three concrete options for {task} with prices.",
+            f"- Pick one option for {task} and book or schedule it.",
+            f"- Write down confirmations for {task} in the shared plan.",
+        ]
+    )
 
 
 def scripted_answer(req: GenerationRequest) -> str:

@@ -81,10 +81,16 @@ class TaskStats:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return {"generations": self.generations, "tokens": self.tokens,
-                    "seconds": round(self.seconds, 3), "retries": self.retries,
-                    "loops_cut": self.loops_cut, "fitted": self.fitted, "failures": dict(self.failures),
-                    "bad_outputs": dict(self.bad_outputs)}
+            return {
+                "generations": self.generations,
+                "tokens": self.tokens,
+                "seconds": round(self.seconds, 3),
+                "retries": self.retries,
+                "loops_cut": self.loops_cut,
+                "fitted": self.fitted,
+                "failures": dict(self.failures),
+                "bad_outputs": dict(self.bad_outputs),
+            }
 
     def reset(self) -> None:
         with self._lock:
@@ -98,9 +104,13 @@ STATS = TaskStats()
 
 
 def _node(d: Mapping[str, Any]) -> dict[str, Any]:
-    return {"id": d.get("id", ""), "title": str(d.get("title", "")),
-            "detail": str(d.get("detail", "") or ""), "depth": int(d.get("depth", 0) or 0),
-            "facts": dict(d.get("facts", {}) or {})}
+    return {
+        "id": d.get("id", ""),
+        "title": str(d.get("title", "")),
+        "detail": str(d.get("detail", "") or ""),
+        "depth": int(d.get("depth", 0) or 0),
+        "facts": dict(d.get("facts", {}) or {}),
+    }
 
 
 def _children(items: Sequence[Any]) -> list[dict[str, Any]]:
@@ -111,10 +121,13 @@ def _request(spec_json: Mapping[str, Any], kind: str, system: str, prompt: str) 
     m = spec_json.get("model", {})
     caps = m.get("max_tokens", {}) or {}
     return GenerationRequest(
-        prompt=prompt, system=system,
+        prompt=prompt,
+        system=system,
         max_tokens=int(caps.get(kind, _DEFAULT_MAX_TOKENS[kind])),
-        temperature=float(m.get("temperature", 0.0)), top_k=int(m.get("top_k", 1)),
-        seed=int(m.get("seed", 42)), repeat_penalty=float(m.get("repeat_penalty", 1.1)),
+        temperature=float(m.get("temperature", 0.0)),
+        top_k=int(m.get("top_k", 1)),
+        seed=int(m.get("seed", 42)),
+        repeat_penalty=float(m.get("repeat_penalty", 1.1)),
     )
 
 
@@ -123,19 +136,26 @@ def _limits(low: int, high: int) -> dict[str, int]:
     return {"min_children": low, "max_children": high, "target": max(low, min(high, 4))}
 
 
-def _base_context(spec_json: Mapping[str, Any], node: Mapping[str, Any],
-                  ancestors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _base_context(
+    spec_json: Mapping[str, Any], node: Mapping[str, Any], ancestors: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     tree = spec_json.get("tree", {})
     n = _node(node)
     applicable = constraints_for(spec_json.get("constraints", []), n["depth"])
     return {
-        "goal": spec_json.get("goal", ""), "context": spec_json.get("context", "") or "",
-        "node": n, "ancestors": [_node(a) for a in ancestors], "siblings": [],
-        "strategy": "", "critiques": [], "constraints": [dict(c) for c in applicable],
+        "goal": spec_json.get("goal", ""),
+        "context": spec_json.get("context", "") or "",
+        "node": n,
+        "ancestors": [_node(a) for a in ancestors],
+        "siblings": [],
+        "strategy": "",
+        "critiques": [],
+        "constraints": [dict(c) for c in applicable],
         "limits": _limits(int(tree.get("min_children", 2)), int(tree.get("max_children", 6))),
         "is_last_level": n["depth"] + 1 >= int(tree.get("max_depth", 2)),
         "fact_fields": [c["field"] for c in applicable if c.get("kind") == "sum"],
-        "proposal": [], "leaf": n,
+        "proposal": [],
+        "leaf": n,
     }
 
 
@@ -146,15 +166,21 @@ def _template(spec_json: Mapping[str, Any], kind: str) -> str:
         raise ModelError(f"the spec has no prompt template for {kind!r} (prompts.{kind})") from None
 
 
-def _attempts(model: Model, spec_json: Mapping[str, Any], kind: str, ctx: dict[str, Any],
-              parse: Callable[[str], T]) -> T:
+def _attempts(
+    model: Model, spec_json: Mapping[str, Any], kind: str, ctx: dict[str, Any], parse: Callable[[str], T]
+) -> T:
     """Generate, parse; on OutputError retry with feedback; ModelError after the last try."""
     system, prompt = render_prompt(_template(spec_json, kind), **ctx)
     problem = ""
     for attempt in range(MAX_RETRIES + 1):
-        asked = prompt if not problem else (
-            f"{prompt}\n\nYour previous answer could not be used: {problem}. "
-            "Answer again and follow the format exactly.")
+        asked = (
+            prompt
+            if not problem
+            else (
+                f"{prompt}\n\nYour previous answer could not be used: {problem}. "
+                "Answer again and follow the format exactly."
+            )
+        )
         gen = base.generate_locked(model, _request(spec_json, kind, system, asked))
         with STATS._lock:
             STATS.generations += 1
@@ -172,8 +198,10 @@ def _attempts(model: Model, spec_json: Mapping[str, Any], kind: str, ctx: dict[s
                 with STATS._lock:
                     STATS.retries += 1
     STATS._bump(STATS.failures, kind)
-    raise GaveUpError(f"{kind}: the model gave no usable answer after {MAX_RETRIES + 1} "
-                     f"attempts ({problem}) for {ctx['node']['title']!r}")
+    raise GaveUpError(
+        f"{kind}: the model gave no usable answer after {MAX_RETRIES + 1} "
+        f"attempts ({problem}) for {ctx['node']['title']!r}"
+    )
 
 
 def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
@@ -203,9 +231,9 @@ def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
         facts = {**c.facts, field: new}
         title, detail = c.title, c.detail
         if old != new and old == int(old):
-            pattern = re.compile(rf"\b{int(old)}(\s*-?\s*)({re.escape(field)}|{re.escape(singular)})\b",
-                                 re.I)
+            pattern = re.compile(rf"\b{int(old)}(\s*-?\s*)({re.escape(field)}|{re.escape(singular)})\b", re.I)
             unit = field if new != 1 else singular
+
             def swap(m: re.Match[str], new: int = new, unit: str = unit) -> str:
                 return f"{new}{m.group(1)}{unit}"
 
@@ -214,10 +242,17 @@ def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
     return out
 
 
-def decompose(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any],
-              ancestors: Sequence[Mapping[str, Any]], siblings: Sequence[Mapping[str, Any]],
-              strategy: str, critiques: Sequence[str], *,
-              previous: Sequence[Any] | None = None) -> list[Child]:
+def decompose(
+    model: Model,
+    spec_json: Mapping[str, Any],
+    node: Mapping[str, Any],
+    ancestors: Sequence[Mapping[str, Any]],
+    siblings: Sequence[Mapping[str, Any]],
+    strategy: str,
+    critiques: Sequence[str],
+    *,
+    previous: Sequence[Any] | None = None,
+) -> list[Child]:
     """Propose children for ``node``. With ``critiques`` or ``previous`` (the rejected
     children) the ``refine`` template is used, else ``decompose``.
 
@@ -226,16 +261,25 @@ def decompose(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any
     proportions and fixes the arithmetic.
     """
     ctx = _base_context(spec_json, node, ancestors)
-    ctx.update(siblings=[_node(s) for s in siblings], strategy=strategy,
-               critiques=list(critiques), proposal=_children(previous or []))
+    ctx.update(
+        siblings=[_node(s) for s in siblings],
+        strategy=strategy,
+        critiques=list(critiques),
+        proposal=_children(previous or []),
+    )
     kind = "refine" if (critiques or previous) else "decompose"
     limits = ctx["limits"]
 
     def parse(text: str) -> list[Child]:
         children = parse_children(
-            text, min_children=limits["min_children"], max_children=limits["max_children"],
-            parent_title=ctx["node"]["title"], goal=str(ctx["goal"]),
-            fact_fields=ctx["fact_fields"], leaves=ctx["is_last_level"])
+            text,
+            min_children=limits["min_children"],
+            max_children=limits["max_children"],
+            parent_title=ctx["node"]["title"],
+            goal=str(ctx["goal"]),
+            fact_fields=ctx["fact_fields"],
+            leaves=ctx["is_last_level"],
+        )
         depth = ctx["node"]["depth"]
         for con in ctx["constraints"]:
             if con.get("kind") != "sum":
@@ -252,8 +296,14 @@ def decompose(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any
     return _attempts(model, spec_json, kind, ctx, parse)
 
 
-def rate(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any],
-         children: Sequence[Any], *, ancestors: Sequence[Mapping[str, Any]] = ()) -> int | None:
+def rate(
+    model: Model,
+    spec_json: Mapping[str, Any],
+    node: Mapping[str, Any],
+    children: Sequence[Any],
+    *,
+    ancestors: Sequence[Mapping[str, Any]] = (),
+) -> int | None:
     """The model's 0..100 opinion of a split, or None when it gives no usable number."""
     ctx = _base_context(spec_json, node, ancestors)
     ctx["proposal"] = _children(children)
@@ -263,8 +313,12 @@ def rate(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any],
         return None
 
 
-def execute(model: Model, spec_json: Mapping[str, Any], leaf: Mapping[str, Any],
-            ancestors: Sequence[Mapping[str, Any]]) -> str:
+def execute(
+    model: Model,
+    spec_json: Mapping[str, Any],
+    leaf: Mapping[str, Any],
+    ancestors: Sequence[Mapping[str, Any]],
+) -> str:
     """Carry out ``leaf``; return the cleaned output text."""
     ctx = _base_context(spec_json, leaf, ancestors)
     return _attempts(model, spec_json, "execute", ctx, parse_execution)
@@ -275,23 +329,40 @@ async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await trio.to_thread.run_sync(lambda: fn(*args, **kwargs))
 
 
-async def adecompose(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any],
-                     ancestors: Sequence[Mapping[str, Any]], siblings: Sequence[Mapping[str, Any]],
-                     strategy: str, critiques: Sequence[str], *,
-                     previous: Sequence[Any] | None = None) -> list[Child]:
+async def adecompose(
+    model: Model,
+    spec_json: Mapping[str, Any],
+    node: Mapping[str, Any],
+    ancestors: Sequence[Mapping[str, Any]],
+    siblings: Sequence[Mapping[str, Any]],
+    strategy: str,
+    critiques: Sequence[str],
+    *,
+    previous: Sequence[Any] | None = None,
+) -> list[Child]:
     """:func:`decompose` in a worker thread (trio)."""
-    return await _in_thread(decompose, model, spec_json, node, ancestors, siblings, strategy,
-                            critiques, previous=previous)
+    return await _in_thread(
+        decompose, model, spec_json, node, ancestors, siblings, strategy, critiques, previous=previous
+    )
 
 
-async def arate(model: Model, spec_json: Mapping[str, Any], node: Mapping[str, Any],
-                children: Sequence[Any], *,
-                ancestors: Sequence[Mapping[str, Any]] = ()) -> int | None:
+async def arate(
+    model: Model,
+    spec_json: Mapping[str, Any],
+    node: Mapping[str, Any],
+    children: Sequence[Any],
+    *,
+    ancestors: Sequence[Mapping[str, Any]] = (),
+) -> int | None:
     """:func:`rate` in a worker thread (trio)."""
     return await _in_thread(rate, model, spec_json, node, children, ancestors=ancestors)
 
 
-async def aexecute(model: Model, spec_json: Mapping[str, Any], leaf: Mapping[str, Any],
-                   ancestors: Sequence[Mapping[str, Any]]) -> str:
+async def aexecute(
+    model: Model,
+    spec_json: Mapping[str, Any],
+    leaf: Mapping[str, Any],
+    ancestors: Sequence[Mapping[str, Any]],
+) -> str:
     """:func:`execute` in a worker thread (trio)."""
     return await _in_thread(execute, model, spec_json, leaf, ancestors)
