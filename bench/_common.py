@@ -371,8 +371,8 @@ def run_memory(
 ) -> LocalRun:
     import trio
 
-    from specswarm.local import run_local
     from specswarm.model.replay import ScriptedModel
+    from specswarm.testing.local import run_local
 
     digest, swarm, seconds = trio.run(
         lambda: run_local(

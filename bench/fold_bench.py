@@ -40,11 +40,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import trio
 
-    from specswarm.events import check_event
-    from specswarm.fold import FoldState
-    from specswarm.identity import Identity
-    from specswarm.node import Node
-    from specswarm.synth import complete_swarm
+    from specswarm.plan.fold import FoldState
+    from specswarm.protocol.events import check_event
+    from specswarm.protocol.identity import Identity
+    from specswarm.swarm.node import Node
+    from specswarm.testing.synth import complete_swarm
 
     print(machine())
     t = time.perf_counter()

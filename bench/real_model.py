@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scripted", action="store_true", help="scripted model (smoke test)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
-    from specswarm.events import read_event_log
-    from specswarm.fold import fold
+    from specswarm.plan.fold import fold
+    from specswarm.protocol.events import read_event_log
     from specswarm.spec import load_spec
 
     spec = load_spec(args.spec).to_json()

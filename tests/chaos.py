@@ -1,7 +1,7 @@
 """Chaos harness: real ``specswarm peer`` processes on loopback (real libp2p, scripted model).
 
 A :class:`ChaosSwarm` builds a run (run event, admission key, seeded identities), starts peers
-as separate OS processes exactly as ``specswarm plan`` does (:func:`specswarm.launcher.peer_command`),
+as separate OS processes exactly as ``specswarm plan`` does (:func:`specswarm.swarm.launcher.peer_command`),
 reads their JSON status lines in background threads, can SIGKILL any of them, and waits for
 *conditions* (over status lines and the peers' event logs) — never for a fixed time.
 
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specswarm.events import Event, admit, check_event, make_run_event
-from specswarm.fold import FoldState, Plan
-from specswarm.identity import Identity
-from specswarm.launcher import PeerProc, _free_port, peer_command
+from specswarm.plan.fold import FoldState, Plan
+from specswarm.protocol.events import Event, admit, check_event, make_run_event
+from specswarm.protocol.identity import Identity
+from specswarm.swarm.launcher import PeerProc, _free_port, peer_command
 from tests.swarmkit import swarm_spec
 
 CONVERGE_TIMEOUT = 120.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specswarm.synth import Swarm, complete_swarm
+from specswarm.testing.synth import Swarm, complete_swarm
 
 
 @pytest.fixture

@@ -2,11 +2,11 @@
 
     python tests/make_fixtures.py
 
-Every event is signed by seeded synthetic peers (:class:`specswarm.synth.Swarm`), so the
+Every event is signed by seeded synthetic peers (:class:`specswarm.testing.synth.Swarm`), so the
 same script always writes the same bytes; ``tests/test_render.py`` checks that the
 committed logs are what this script produces. The texts are written by hand to read
 like what real peers would say; the votes' checks are fixed here rather than computed
-by ``specswarm.critics`` so that tuning the critics never changes these fixtures.
+by ``specswarm.plan.critics`` so that tuning the critics never changes these fixtures.
 
 * ``japan-events.jsonl``: a converged two-week Japan trip, three decomposer strategies,
   a rejected and an outvoted rival split at the root, a rejected-then-revised split,
@@ -25,10 +25,10 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-from specswarm.events import Event, iter_sorted, write_event_log
-from specswarm.fold import child_id
-from specswarm.identity import Identity
-from specswarm.synth import Swarm
+from specswarm.plan.fold import child_id
+from specswarm.protocol.events import Event, iter_sorted, write_event_log
+from specswarm.protocol.identity import Identity
+from specswarm.testing.synth import Swarm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"

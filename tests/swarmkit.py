@@ -11,11 +11,11 @@ from typing import Any
 
 import trio
 
-from specswarm.events import make_run_event
-from specswarm.identity import Identity
-from specswarm.local import LocalSwarm, start_peer, wait_converged
 from specswarm.model.replay import ScriptedModel
+from specswarm.protocol.events import make_run_event
+from specswarm.protocol.identity import Identity
 from specswarm.spec import load_spec
+from specswarm.testing.local import LocalSwarm, start_peer, wait_converged
 from specswarm.transport.memory import open_memory_network
 
 Hook = Callable[[LocalSwarm, trio.Nursery, Callable[[], Identity]], Awaitable[Any]]

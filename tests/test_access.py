@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from specswarm.fold import FoldState
-from specswarm.identity import Identity
+from specswarm.plan.fold import FoldState
+from specswarm.protocol.identity import Identity
 from tests.chaos import ChaosSwarm, chaos_spec
 
 pytestmark = pytest.mark.slow

@@ -75,8 +75,8 @@ def test_incremental_plan_equals_a_fresh_fold_after_every_event() -> None:
     """Guards the incremental plan() (kept tree, lazy digest) the fold benchmark relies on."""
     import random
 
-    from specswarm.fold import FoldState
-    from specswarm.synth import complete_swarm
+    from specswarm.plan.fold import FoldState
+    from specswarm.testing.synth import complete_swarm
 
     sw = complete_swarm(seed=3, fanout=3, depth=3)
     plan = FoldState(sw.events).plan()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specswarm.critics import (
+from specswarm.plan.critics import (
     Check,
     check_constraints,
     check_count,
@@ -195,8 +195,8 @@ def test_text_helpers() -> None:
 
 
 def test_a_child_repeating_another_branch_fails_scope() -> None:
-    from specswarm.critics import check_split
-    from specswarm.synth import minimal_spec
+    from specswarm.plan.critics import check_split
+    from specswarm.testing.synth import minimal_spec
 
     parent = {"title": "Visit Kyoto (4 days)", "detail": "", "depth": 1, "facts": {}}
     children = [

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from specswarm.events import read_event_log
-from specswarm.fold import fold
+from specswarm.plan.fold import fold
+from specswarm.protocol.events import read_event_log
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from specswarm.canonical import canonical_bytes, digest, sha256_hex
 from specswarm.errors import EventError
-from specswarm.events import (
+from specswarm.protocol.canonical import canonical_bytes, digest, sha256_hex
+from specswarm.protocol.events import (
     DOMAIN,
     MAX_EVENT_BYTES,
     Event,
@@ -27,8 +27,8 @@ from specswarm.events import (
     run_id_for,
     write_event_log,
 )
-from specswarm.identity import Identity
-from specswarm.synth import Swarm, complete_swarm, minimal_spec
+from specswarm.protocol.identity import Identity
+from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
 ALICE = Identity(b"\xa1" * 32)
 BOB = Identity(b"\xb0" * 32)

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from specswarm.canonical import digest as canonical_digest
-from specswarm.events import Event, admit, make_event, make_run_event
-from specswarm.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
-from specswarm.identity import Identity
-from specswarm.synth import Swarm, complete_swarm, minimal_spec
+from specswarm.plan.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
+from specswarm.protocol.canonical import digest as canonical_digest
+from specswarm.protocol.events import Event, admit, make_event, make_run_event
+from specswarm.protocol.identity import Identity
+from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
 # -- helpers -------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Property tests: the plan is a pure function of the event set (docs/shared DESIGN.md).
 
-Event sets are generated with :class:`specswarm.synth.Swarm` (so every event is really
+Event sets are generated with :class:`specswarm.testing.synth.Swarm` (so every event is really
 signed): random trees, competing proposals, random votes (duplicates included) and
 lamports drawn from a small range so that ties are frequent, random claims, supersedes
 and results. Noise is kept apart: events of unauthorised authors and of a foreign run
@@ -19,11 +19,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specswarm.canonical import canonical_bytes
-from specswarm.events import DOMAIN, Event, check_event, make_event
-from specswarm.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
-from specswarm.identity import Identity
-from specswarm.synth import Swarm, minimal_spec
+from specswarm.plan.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
+from specswarm.protocol.canonical import canonical_bytes
+from specswarm.protocol.events import DOMAIN, Event, check_event, make_event
+from specswarm.protocol.identity import Identity
+from specswarm.testing.synth import Swarm, minimal_spec
 
 SETTINGS = settings(
     max_examples=60,

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specswarm.events import MAX_EVENT_BYTES, Event, check_event, make_event
-from specswarm.fold import FoldState, child_id
-from specswarm.identity import Identity
-from specswarm.synth import Swarm, complete_swarm
+from specswarm.plan.fold import FoldState, child_id
+from specswarm.protocol.events import MAX_EVENT_BYTES, Event, check_event, make_event
+from specswarm.protocol.identity import Identity
+from specswarm.testing.synth import Swarm, complete_swarm
 
 pytestmark = pytest.mark.slow
 

@@ -15,14 +15,14 @@ from typing import Any
 
 import trio
 
-from specswarm.events import MAX_EVENT_BYTES, Event, admit, make_event, make_run_event
-from specswarm.fold import FoldState
-from specswarm.identity import Identity
-from specswarm.launcher import PeerProc, diagnose
-from specswarm.local import LocalSwarm
 from specswarm.model.base import GenerationRequest
 from specswarm.model.replay import ScriptedModel
-from specswarm.node import MAX_MESSAGE_BYTES, Node
+from specswarm.plan.fold import FoldState
+from specswarm.protocol.events import MAX_EVENT_BYTES, Event, admit, make_event, make_run_event
+from specswarm.protocol.identity import Identity
+from specswarm.swarm.launcher import PeerProc, diagnose
+from specswarm.swarm.node import MAX_MESSAGE_BYTES, Node
+from specswarm.testing.local import LocalSwarm
 from tests.swarmkit import Hook, hooked_swarm, swarm_spec
 
 

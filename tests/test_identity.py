@@ -9,7 +9,7 @@ import pytest
 from libp2p.crypto.ed25519 import create_new_key_pair
 from libp2p.peer.id import ID
 
-from specswarm.identity import (
+from specswarm.protocol.identity import (
     Identity,
     b58decode,
     b58encode,

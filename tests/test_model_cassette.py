@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specswarm.critics import check_split, combine
 from specswarm.model import STATS, Child, ReplayModel, decompose, execute, rate
+from specswarm.plan.critics import check_split, combine
 
 from .test_model_tasks import GOAL, ROOT, make_spec
 

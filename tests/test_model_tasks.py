@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import trio
 
-from specswarm.critics import check_split, combine
 from specswarm.errors import ModelError, ReplayMissError
 from specswarm.model import (
     STATS,
@@ -23,6 +22,7 @@ from specswarm.model import (
     rate,
     render_prompt,
 )
+from specswarm.plan.critics import check_split, combine
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 PROMPTS = {

@@ -23,9 +23,9 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from typer.testing import CliRunner
 
 from specswarm.cli import app
-from specswarm.events import read_event_log
-from specswarm.fold import Plan, child_id, fold
-from specswarm.render import (
+from specswarm.plan.fold import Plan, child_id, fold
+from specswarm.protocol.events import read_event_log
+from specswarm.render.export import (
     PlanSchemaError,
     TemplateError,
     check_plan_json,
@@ -35,7 +35,7 @@ from specswarm.render import (
     mermaid_label,
     render_plan,
 )
-from specswarm.synth import Swarm, complete_swarm, minimal_spec
+from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from specswarm.events import Event, read_event_log
-from specswarm.fold import fold
+from specswarm.plan.fold import fold
+from specswarm.protocol.events import Event, read_event_log
 
 pytestmark = pytest.mark.slow
 

@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 import trio
 
-from specswarm.fold import FoldState
-from specswarm.local import LocalSwarm, kill, run_local, start_peer, wait_converged
 from specswarm.model.replay import ScriptedModel
+from specswarm.plan.fold import FoldState
+from specswarm.testing.local import LocalSwarm, kill, run_local, start_peer, wait_converged
 from tests.swarmkit import hooked_swarm, swarm_spec
 
 
@@ -124,7 +124,7 @@ def test_hostile_messages_are_dropped_and_counted() -> None:
     spec = swarm_spec(decomposers=1, scorers=2, executors=1, max_depth=1)
 
     async def hook(swarm, nursery, ident):  # type: ignore[no-untyped-def]
-        from specswarm.events import make_event
+        from specswarm.protocol.events import make_event
 
         stranger = ident()
         attacker = swarm.network.add_peer(

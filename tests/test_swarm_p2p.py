@@ -14,8 +14,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from specswarm.events import read_event_log
-from specswarm.fold import fold
+from specswarm.plan.fold import fold
+from specswarm.protocol.events import read_event_log
 from specswarm.resources import load_schema
 
 pytestmark = pytest.mark.slow

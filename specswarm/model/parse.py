@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from specswarm.critics import near_duplicate
+from specswarm.plan.critics import near_duplicate
 
 MAX_TITLE = 80
 MAX_DETAIL = 400

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specswarm.canonical import canonical_bytes
 from specswarm.errors import ModelError, ReplayMissError
 from specswarm.model.base import Generation, GenerationRequest, Model
+from specswarm.protocol.canonical import canonical_bytes
 
 
 def request_key(req: GenerationRequest) -> str:

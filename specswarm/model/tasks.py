@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 
 import trio
 
-from specswarm.critics import check_constraints, constraints_for
 from specswarm.errors import ModelError
 from specswarm.model import base
 from specswarm.model.base import GenerationRequest, Model
@@ -43,6 +42,7 @@ from specswarm.model.parse import (
     parse_score,
 )
 from specswarm.model.prompts import render_prompt
+from specswarm.plan.critics import check_constraints, constraints_for
 
 MAX_RETRIES = 2
 """Retries after the first attempt (so at most three generations per task)."""

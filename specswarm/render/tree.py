@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specswarm.fold import NodeView, Plan
+from specswarm.plan.fold import NodeView, Plan
 
 _MARK = {"done": "✔", "claimed": "…", "unclaimed": "·", "split": "▸", "voting": "?", "open": "○"}
 

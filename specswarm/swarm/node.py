@@ -1,6 +1,6 @@
 """One peer: an event store, a transport, anti-entropy and a role loop.
 
-A node keeps its own copy of the run's events (a :class:`~specswarm.fold.FoldState`),
+A node keeps its own copy of the run's events (a :class:`~specswarm.plan.fold.FoldState`),
 gossips every event it makes, verifies every event it hears, and repairs what
 gossip lost with anti-entropy: each node announces ``(count, set digest)`` about
 once a second; a node that hears a digest unlike its own pulls the inventory of
@@ -29,12 +29,12 @@ from typing import IO, Any, Protocol
 import trio
 
 from specswarm.errors import TransportError
-from specswarm.events import MAX_EVENT_BYTES, Event, admit, check_event, make_event
-from specswarm.fold import FoldState, Plan
-from specswarm.identity import Identity
+from specswarm.plan.fold import FoldState, Plan
+from specswarm.protocol.events import MAX_EVENT_BYTES, Event, admit, check_event, make_event
+from specswarm.protocol.identity import Identity
 from specswarm.transport.base import Transport
 
-log = logging.getLogger("specswarm.node")
+log = logging.getLogger("specswarm.swarm.node")
 
 ID_PREFIX = 16
 GET_BATCH = 200

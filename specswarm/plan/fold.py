@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from specswarm.canonical import canonical_bytes, sha256_hex
-from specswarm.canonical import digest as canonical_digest
-from specswarm.events import Event, admission_valid
+from specswarm.protocol.canonical import canonical_bytes, sha256_hex
+from specswarm.protocol.canonical import digest as canonical_digest
+from specswarm.protocol.events import Event, admission_valid
 
 ROOT = "root"
 ROLES = ("decomposer", "scorer", "executor", "observer")

@@ -1,4 +1,4 @@
-"""Render a folded :class:`~specswarm.fold.Plan` as Markdown, JSON or a software spec.
+"""Render a folded :class:`~specswarm.plan.fold.Plan` as Markdown, JSON or a software spec.
 
 * ``json`` is ``Plan.to_json()`` with sorted keys, checked against
   ``schemas/plan.schema.json`` (a failure there is a bug in specswarm, not in the run).
@@ -48,7 +48,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from specswarm.errors import SpecSwarmError
-from specswarm.fold import Plan, quorum_size
+from specswarm.plan.fold import Plan, quorum_size
 from specswarm.resources import load_schema, template_dir
 
 FORMATS = ("markdown", "json", "spec")

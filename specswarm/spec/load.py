@@ -30,8 +30,8 @@ from jinja2.sandbox import SandboxedEnvironment
 from jsonschema import Draft202012Validator, ValidationError
 
 from specswarm import resources
-from specswarm._yaml import DocPath, Located, load_located
 from specswarm.errors import SpecError, SpecProblem
+from specswarm.spec._yaml import DocPath, Located, load_located
 
 TASKS = ("decompose", "refine", "score", "execute")
 """The model tasks; each has a prompt template and a token limit."""
@@ -277,9 +277,9 @@ class GoalSpec:
 def quorum_size(quorum: Quorum, scorers: int) -> int:
     """majority = n//2+1, all = n, an int k = k, a fraction f = ceil(f*n).
 
-    The fold (:mod:`specswarm.fold`) owns this rule; this is the same function.
+    The fold (:mod:`specswarm.plan.fold`) owns this rule; this is the same function.
     """
-    from specswarm.fold import quorum_size as fold_quorum_size
+    from specswarm.plan.fold import quorum_size as fold_quorum_size
 
     return fold_quorum_size(quorum, scorers)
 

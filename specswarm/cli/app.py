@@ -76,8 +76,8 @@ def render(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here (default stdout).")] = None,
 ) -> None:
     """Fold a recorded event log into a plan and render it."""
-    from specswarm.events import read_event_log
-    from specswarm.fold import fold
+    from specswarm.plan.fold import fold
+    from specswarm.protocol.events import read_event_log
     from specswarm.render import render_plan
 
     log = read_event_log(events)
@@ -117,7 +117,7 @@ def plan(
     ] = None,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
-    from specswarm.launcher import run_plan
+    from specswarm.swarm.launcher import run_plan
 
     code = run_plan(
         spec,
@@ -152,7 +152,7 @@ def peer(
     json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
-    from specswarm.peer_main import run_peer_cli
+    from specswarm.swarm.peer import run_peer_cli
 
     raise typer.Exit(
         run_peer_cli(
@@ -183,7 +183,7 @@ def observe(
     events: Annotated[Path | None, typer.Option("--events")] = None,
 ) -> None:
     """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
-    from specswarm.peer_main import run_peer_cli
+    from specswarm.swarm.peer import run_peer_cli
 
     raise typer.Exit(
         run_peer_cli(
@@ -203,7 +203,7 @@ def observe(
 
 def _register_subapps() -> None:
     try:
-        from specswarm.model.cli import model_app
+        from specswarm.cli.model import model_app
     except ImportError:  # pragma: no cover - model layer not present
         return
     app.add_typer(model_app, name="model")

@@ -13,7 +13,7 @@ of model work per call and returns, so the node re-folds between steps.
 * **Executor**: claims an unclaimed leaf, waits the settle window, executes it
   only if its claim is still the oldest, publishes the result; supersedes the
   claim of an executor that is gone.
-* **Observer**: publishes nothing; prints snapshots (see :mod:`specswarm.observe`).
+* **Observer**: publishes nothing; prints snapshots (see :mod:`specswarm.render.tree`).
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from typing import Any, TypeVar
 
 import trio
 
-from specswarm import critics
 from specswarm.errors import ModelError
-from specswarm.fold import ROOT, NodeView, Plan, ProposalView
 from specswarm.model.base import Model
-from specswarm.node import Node
+from specswarm.plan import critics
+from specswarm.plan.fold import ROOT, NodeView, Plan, ProposalView
+from specswarm.swarm.node import Node
 
-log = logging.getLogger("specswarm.roles")
+log = logging.getLogger("specswarm.swarm.roles")
 T = TypeVar("T")
 
 FAILURE_BACKOFF = 20.0

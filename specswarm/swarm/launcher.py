@@ -26,10 +26,17 @@ from typing import Any, TextIO
 import trio
 
 from specswarm.errors import RunError, SpecError, SpecProblem, SpecSwarmError
-from specswarm.events import Event, admit, check_event, make_run_event, read_event_log, write_event_log
-from specswarm.fold import FoldState, Plan
-from specswarm.identity import Identity
-from specswarm.observe import short, tree_text
+from specswarm.plan.fold import FoldState, Plan
+from specswarm.protocol.events import (
+    Event,
+    admit,
+    check_event,
+    make_run_event,
+    read_event_log,
+    write_event_log,
+)
+from specswarm.protocol.identity import Identity
+from specswarm.render.tree import short, tree_text
 
 STOP_GRACE = 5.0
 AGREE_GRACE = 15.0

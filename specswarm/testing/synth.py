@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specswarm.events import Event, admit, make_event, make_run_event
-from specswarm.fold import FoldState, child_id
-from specswarm.identity import Identity
+from specswarm.plan.fold import FoldState, child_id
+from specswarm.protocol.events import Event, admit, make_event, make_run_event
+from specswarm.protocol.identity import Identity
 
 _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ node.title }}{% endblock %}"
 

@@ -22,8 +22,8 @@ from typing import Any
 import trio
 
 from specswarm.errors import SpecSwarmError, TransportError
-from specswarm.events import Event, check_event, make_run_event, read_event_log
-from specswarm.identity import Identity
+from specswarm.protocol.events import Event, check_event, make_run_event, read_event_log
+from specswarm.protocol.identity import Identity
 
 log = logging.getLogger("specswarm.peer")
 
@@ -40,7 +40,7 @@ def model_settings(spec: dict[str, Any]) -> dict[str, Any]:
 def role_factory(role: str, strategy: str | None):  # type: ignore[no-untyped-def]
     def build(spec: dict[str, Any]) -> Any:
         from specswarm.model.base import load_model
-        from specswarm.roles import make_role
+        from specswarm.swarm.roles import make_role
 
         settings = model_settings(spec)
         return make_role(role, spec, lambda: load_model(settings), strategy)
@@ -165,7 +165,7 @@ async def _main(
     preloaded: list[Event],
     json_status: bool,
 ) -> int:
-    from specswarm.node import Node
+    from specswarm.swarm.node import Node
     from specswarm.transport.p2p import open_libp2p_transport
 
     sink = open(events, "a", encoding="utf-8") if events else None
@@ -222,8 +222,8 @@ async def _main(
 
 
 async def _observe_until_complete(node: Any, fmt: str, out: Path | None) -> None:
-    from specswarm.observe import tree_text
     from specswarm.render import render_plan, write_output
+    from specswarm.render.tree import tree_text
 
     last = None
     while True:

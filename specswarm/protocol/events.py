@@ -21,9 +21,9 @@ from typing import IO, Any
 
 from jsonschema import Draft202012Validator
 
-from specswarm.canonical import canonical_bytes, digest, sha256_hex
 from specswarm.errors import EventError
-from specswarm.identity import Identity, public_key_from_peer_id, verify_signature
+from specswarm.protocol.canonical import canonical_bytes, digest, sha256_hex
+from specswarm.protocol.identity import Identity, public_key_from_peer_id, verify_signature
 from specswarm.resources import load_schema
 
 VERSION = 1

@@ -1,6 +1,6 @@
 """A whole swarm in one process, on the in-memory transport (fast tests and benchmarks).
 
-The same :class:`~specswarm.node.Node` and roles as the real peers; only the
+The same :class:`~specswarm.swarm.node.Node` and roles as the real peers; only the
 transport differs. Never the default path: ``specswarm plan`` runs real
 processes on libp2p.
 """
@@ -15,11 +15,11 @@ from typing import Any
 
 import trio
 
-from specswarm.events import Event, admit, make_run_event
-from specswarm.identity import Identity
 from specswarm.model.base import Model
-from specswarm.node import Node
-from specswarm.roles import make_role
+from specswarm.protocol.events import Event, admit, make_run_event
+from specswarm.protocol.identity import Identity
+from specswarm.swarm.node import Node
+from specswarm.swarm.roles import make_role
 from specswarm.transport.memory import MemoryNetwork, open_memory_network
 
 

@@ -1,0 +1,1 @@
+"""The protocol: canonical bytes, identities, signed events and their typed bodies."""

@@ -1,0 +1,1 @@
+"""Test support, like ``trio.testing``: a whole swarm in one process, and synthetic signed events."""
