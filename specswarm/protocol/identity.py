@@ -63,6 +63,11 @@ def public_key_from_peer_id(peer_id: str) -> bytes:
 
 
 @lru_cache(maxsize=4096)
+def short_id(peer_id: str) -> str:
+    """The last six characters of a peer id: what people read (every id starts 12D3KooW)."""
+    return peer_id[-6:]
+
+
 def _verify_key(public_key: bytes) -> nacl.signing.VerifyKey:
     return nacl.signing.VerifyKey(public_key)
 

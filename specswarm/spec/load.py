@@ -225,6 +225,26 @@ class OutputSettings:
     """A Jinja2 template (absolute) used instead of the built-in one; None for the built-in."""
 
 
+LAUNCH_ORDER = ("observer", "scorer", "executor", "decomposer")
+"""The order in which the launcher starts roles: listeners before talkers."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One declared peer of a run: its role, its index within the role, its strategy."""
+
+    role: str
+    """decomposer | scorer | executor | observer."""
+    index: int
+    """0-based index within the role (``scorer-1`` is index 1)."""
+    strategy: str | None
+    """The decomposer's strategy; None for other roles."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}-{self.index}"
+
+
 @dataclass(frozen=True)
 class GoalSpec:
     """A validated goal spec. Build it with :func:`load_spec` or :func:`spec_from_json`."""
@@ -259,6 +279,8 @@ class GoalSpec:
     """Output format and template."""
     source: Path | None = field(default=None, compare=False)
     """The file the spec was loaded from; None when it came from the swarm."""
+    where: _Where | None = field(default=None, compare=False, repr=False)
+    """Where each value sits in the source file (for problems found after loading)."""
 
     def to_json(self) -> dict[str, Any]:
         """The normalized dict of docs/ARCHITECTURE.md (defaults filled, prompts inlined)."""
@@ -272,6 +294,23 @@ class GoalSpec:
         """The strategy of decomposer number ``index`` (0-based; strategies repeat)."""
         strategies = self.roles.decomposer.strategies
         return strategies[index % len(strategies)]
+
+    def roster(self, order: Sequence[str] = LAUNCH_ORDER) -> list[Seat]:
+        """Every declared peer, role by role in ``order``: decomposer ``i`` gets
+        :meth:`strategy_for` ``(i)``, other roles no strategy."""
+        seats: list[Seat] = []
+        for role in order:
+            for index in range(getattr(self.roles, role).count):
+                strategy = self.strategy_for(index) if role == "decomposer" else None
+                seats.append(Seat(role, index, strategy))
+        return seats
+
+    def problem(self, path: str, message: str) -> SpecProblem:
+        """A located problem with the value at dotted ``path`` (e.g. ``roles.observer.count``),
+        found after loading: the line comes from the file the spec was read from."""
+        steps: DocPath = tuple(int(p) if p.isdigit() else p for p in path.split("."))
+        where = self.where or _Where(str(self.source) if self.source else "<run event>")
+        return where.at(steps, message, mode="key")
 
 
 def quorum_size(quorum: Quorum, scorers: int) -> int:
@@ -350,6 +389,7 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
         data,
         default_name=source.stem,
         prompts=prompts,
+        where=where,
         resolve=lambda p: (base / Path(p).expanduser()).resolve(),
         source=source,
     )
@@ -412,6 +452,7 @@ def _build(
     prompts: Prompts,
     resolve: Callable[[str], Path],
     source: Path | None,
+    where: _Where | None = None,
 ) -> GoalSpec:
     roles = data["roles"]
     model = data.get("model", {})
@@ -448,6 +489,7 @@ def _build(
         budget=_make(Budget, data.get("budget", {})),
         output=_make(OutputSettings, output, template=path_or_none(output, "template")),
         source=source,
+        where=where,
     )
 
 
@@ -879,6 +921,8 @@ def _file_problems(data: Mapping[str, Any], where: _Where, base: Path) -> list[S
 
 __all__ = [
     "DEFAULT_STRATEGIES",
+    "LAUNCH_ORDER",
+    "Seat",
     "TASKS",
     "AccessSettings",
     "Budget",
