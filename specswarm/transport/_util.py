@@ -1,8 +1,8 @@
-"""Small helpers shared by the transports."""
+"""Small helpers shared by the transports (no libp2p here)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 
 
@@ -22,3 +22,20 @@ async def unwrap_single_group() -> AsyncIterator[None]:
         if inner is group:
             raise
         raise inner from None
+
+
+async def quietly(awaitable: Awaitable[object]) -> None:
+    """Await ``awaitable`` and ignore any Exception it raises (stream resets and closes)."""
+    try:
+        await awaitable
+    except Exception:
+        pass
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line account of ``exc``: its text (or type name), plus its cause if that adds anything."""
+    text = str(exc) or type(exc).__name__
+    cause = exc.__cause__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text} ({cause})"
+    return text

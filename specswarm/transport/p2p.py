@@ -1,4 +1,4 @@
-"""The libp2p transport: the one module of specswarm that imports py-libp2p.
+"""The libp2p transport: configuration and start-up of one py-libp2p host.
 
 ::
 
@@ -10,9 +10,9 @@
 One host (Ed25519 key from a 32-byte seed, Noise, yamux) runs:
 
 - **GossipSub** with every parameter that bites set explicitly
-  (see ``/work/shared/LIBP2P_NOTES.md``; :class:`P2PConfig`), strict signing,
-  our validator as the topic validator, and the subscription drained at once
-  into a large channel;
+  (:class:`P2PConfig`; why, in ``docs/LIBP2P.md``), strict signing, our
+  validator as the topic validator, and the subscription drained at once into a
+  large channel;
 - **paced publishing**: a token bucket plus a wait while any peer's 32-entry
   outbound queue is filling up, so a burst is delayed rather than silently lost;
 - **request/response** on ``/specswarm/sync/1.0.0``: one length-prefixed request
@@ -23,43 +23,53 @@ One host (Ed25519 key from a 32-byte seed, Noise, yamux) runs:
   losing the first peer partitions nothing. Bootstrap addresses are retried
   until they answer;
 - optional **mDNS** discovery (zeroconf), bridged from zeroconf's thread into trio.
+
+This module is the public face and the start-up; the run-time parts live in
+private modules that only this package imports: ``_transport``
+(:class:`Libp2pTransport`), ``_pubsub``, ``_reqresp``, ``_discovery``,
+``_libp2p`` (typed host and stream access) and ``_config`` (:class:`P2PConfig`).
+The py-libp2p 0.8.1 behaviour all of this relies on is in ``docs/LIBP2P.md``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import random
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import libp2p
 import libp2p.network.connection.swarm_connection as _swarm_connection
 import multiaddr
 import trio
 from libp2p.crypto.ed25519 import create_new_key_pair
-from libp2p.custom_types import TProtocol
-from libp2p.network.stream.exceptions import StreamEOF
 from libp2p.peer.id import ID
-from libp2p.peer.peerinfo import PeerInfo
 from libp2p.pubsub.gossipsub import PROTOCOL_ID_V11, PROTOCOL_ID_V12, GossipSub
 from libp2p.pubsub.pubsub import Pubsub
 from libp2p.tools.anyio_service import background_trio_service
 
 from specswarm.errors import TransportError
-from specswarm.transport._frames import encode_frame, read_frame
-from specswarm.transport._peerbook import PeerBook, split_p2p_addr
-from specswarm.transport._util import unwrap_single_group
-from specswarm.transport.base import RequestHandler, TransportStats, Validator
+from specswarm.transport._config import P2PConfig
+from specswarm.transport._discovery import PEERS_PROTOCOL
+from specswarm.transport._peerbook import split_p2p_addr
+from specswarm.transport._reqresp import SYNC_PROTOCOL
+from specswarm.transport._transport import Libp2pTransport
+from specswarm.transport._util import describe, unwrap_single_group
 
-SYNC_PROTOCOL = TProtocol("/specswarm/sync/1.0.0")
-"""Request/response: one request frame, one response frame, per stream."""
-PEERS_PROTOCOL = TProtocol("/specswarm/peers/1.0.0")
-"""Peer exchange: JSON ``{"self": [addrs], "peers": [addrs]}`` both ways."""
+if TYPE_CHECKING:
+    from libp2p.discovery.events.peerDiscovery import PeerDiscovery
+
+__all__ = [
+    "PEERS_PROTOCOL",
+    "SYNC_PROTOCOL",
+    "Libp2pTransport",
+    "P2PConfig",
+    "open_libp2p_transport",
+    "peer_id_from_seed",
+    "quiet_libp2p_logging",
+]
 
 log = logging.getLogger(__name__)
 
@@ -81,408 +91,12 @@ def quiet_libp2p_logging() -> None:
         lib.setLevel(logging.CRITICAL)
         lib.propagate = False
     # The module only calls logging.debug/warning(...): a Logger has the same methods.
-    _swarm_connection.logging = logging.getLogger(_swarm_connection.__name__)  # type: ignore[assignment]
+    vars(_swarm_connection)["logging"] = logging.getLogger(_swarm_connection.__name__)
     logging.getLogger("zeroconf").setLevel(logging.ERROR)
     logging.getLogger("async_service").setLevel(logging.CRITICAL)
 
 
 quiet_libp2p_logging()
-
-
-@dataclass(frozen=True)
-class P2PConfig:
-    """Tuning of the libp2p transport. Defaults were measured on 2-core loopback."""
-
-    heartbeat_interval: float = 1.0
-    """GossipSub heartbeat (library default 120 s: meshes would form after minutes)."""
-    degree: int = 6
-    """GossipSub D: mesh peers per topic."""
-    degree_low: int = 4
-    """GossipSub D_low: graft below this."""
-    degree_high: int = 12
-    """GossipSub D_high: prune above this."""
-    gossip_window: int = 3
-    """Heartbeats of message ids advertised in IHAVE."""
-    gossip_history: int = 5
-    """Heartbeats of messages kept for IWANT."""
-    prune_back_off: int = 5
-    """Seconds before re-grafting a peer that pruned us (library default 60)."""
-    publish_rate: float = 100.0
-    """Token bucket: sustained publishes per second."""
-    publish_burst: int = 10
-    """Token bucket: publishes allowed back to back."""
-    queue_high_water: int = 8
-    """Hold publishes while any peer's outbound queue (32 entries) holds this many."""
-    queue_wait_max: float = 2.0
-    """Longest we hold one publish for a full queue before sending anyway."""
-    outbox_size: int = 10_000
-    """Publishes waiting for pacing before :meth:`Libp2pTransport.publish` blocks."""
-    incoming_size: int = 10_000
-    """Received messages held for the reader before new ones are dropped (counted)."""
-    dial_timeout: float = 5.0
-    """Seconds for one dial attempt."""
-    redial_min: float = 0.25
-    """First backoff after a failed dial."""
-    redial_max: float = 30.0
-    """Backoff cap for peers learned by exchange."""
-    bootstrap_redial_max: float = 1.0
-    """Backoff cap for bootstrap and mDNS peers (retried forever)."""
-    forget_after: float = 300.0
-    """Forget an exchanged peer that has failed to answer for this long."""
-    exchange_interval: float = 5.0
-    """Seconds between peer exchanges with every connected peer."""
-    watch_interval: float = 0.2
-    """How often the dialer looks for new connections and due redials."""
-    max_frame: int = 32 * 1024 * 1024
-    """Largest request or response, in bytes."""
-
-
-class Libp2pTransport:
-    """A :class:`~specswarm.transport.base.Transport` on one libp2p host.
-
-    Make it with :func:`open_libp2p_transport`; do not construct it directly.
-    """
-
-    def __init__(self, host: Any, pubsub: Any, gossipsub: Any, config: P2PConfig) -> None:
-        self.local_id: str = host.get_id().to_base58()
-        """Our base58 peer id."""
-        self.stats = TransportStats()
-        """Counters of what this transport did."""
-        self.config = config
-        """The tuning in force."""
-        self._host = host
-        self._pubsub = pubsub
-        self._gossipsub = gossipsub
-        self._topic: str | None = None
-        self._validator: Validator | None = None
-        self._handler: RequestHandler | None = None
-        self._incoming_send, self._incoming = trio.open_memory_channel[tuple[str, bytes]](
-            config.incoming_size
-        )
-        self._outbox_send, self._outbox = trio.open_memory_channel[bytes](config.outbox_size)
-        self._book = PeerBook(
-            self.local_id,
-            min_backoff=config.redial_min,
-            max_backoff=config.redial_max,
-            sticky_max_backoff=config.bootstrap_redial_max,
-            forget_after=config.forget_after,
-        )
-        self._wake_dialer = trio.Event()
-        self._nursery: trio.Nursery | None = None
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._exchanged: set[str] = set()
-
-    # ----- Transport API ----------------------------------------------------
-
-    async def publish(self, data: bytes) -> None:
-        """Queue ``data`` for gossip on our topic; blocks only when the outbox is full."""
-        if self._topic is None:
-            raise TransportError("cannot publish before subscribing to a topic")
-        await self._outbox_send.send(bytes(data))
-
-    def incoming(self) -> trio.MemoryReceiveChannel[tuple[str, bytes]]:
-        """Gossip received: ``(originating peer id, data)``; never our own publishes."""
-        return self._incoming
-
-    def set_request_handler(self, fn: RequestHandler) -> None:
-        """Serve ``/specswarm/sync/1.0.0`` requests with ``fn``."""
-        self._handler = fn
-
-    def set_validator(self, fn: Validator) -> None:
-        """Run ``fn(origin peer id, data)`` on every gossip message (topic validator)."""
-        self._validator = fn
-
-    async def request(self, peer_id: str, data: bytes, timeout: float = 10) -> bytes:
-        """One request/response exchange with ``peer_id`` (dialling it if needed)."""
-        self.stats.requests_made += 1
-        try:
-            with trio.fail_after(timeout):
-                response = await self._call(peer_id, SYNC_PROTOCOL, bytes(data))
-        except trio.TooSlowError:
-            self.stats.requests_failed += 1
-            raise TransportError(f"request to {peer_id} timed out after {timeout:g} s") from None
-        except TransportError:
-            self.stats.requests_failed += 1
-            raise
-        self.stats.bytes_out += len(data)
-        self.stats.bytes_in += len(response)
-        return response
-
-    def peers(self) -> list[str]:
-        """Peer ids with an open connection."""
-        return sorted(p.to_base58() for p in self._host.get_connected_peers())
-
-    def addrs(self) -> list[str]:
-        """Our listen multiaddrs, each ending in ``/p2p/<local_id>``."""
-        return [str(a) for a in self._host.get_addrs()]
-
-    async def subscribe(self, topic: str) -> None:
-        """Join ``topic`` (once); later publishes go there."""
-        if self._nursery is None:
-            raise TransportError("transport is not running")
-        if topic in self._pubsub.topic_ids:
-            self._topic = topic
-            return
-        self._pubsub.set_topic_validator(topic, self._validate, False)
-        subscription = await self._pubsub.subscribe(topic)
-        self._topic = topic
-        self._nursery.start_soon(self._drain, subscription)
-
-    async def wait_for_peers(self, n: int, timeout: float) -> None:
-        """Return once at least ``n`` peers are connected."""
-        await self._wait(lambda: len(self._host.get_connected_peers()) >= n, f"{n} peer(s)", timeout)
-
-    async def wait_for_mesh(self, timeout: float, n: int = 1) -> None:
-        """Return once at least ``n`` peers are in our GossipSub mesh for the topic."""
-        await self._wait(
-            lambda: self._topic is not None and len(self._gossipsub.mesh.get(self._topic, ())) >= n,
-            f"{n} mesh peer(s) on our topic",
-            timeout,
-        )
-
-    async def wait_for_topic_peers(self, n: int, timeout: float) -> None:
-        """Return once at least ``n`` connected peers announced our topic."""
-        await self._wait(
-            lambda: len(self.topic_peers()) >= n, f"{n} peer(s) subscribed to our topic", timeout
-        )
-
-    def topic_peers(self) -> list[str]:
-        """Connected peers subscribed to our topic."""
-        if self._topic is None:
-            return []
-        return sorted(p.to_base58() for p in self._pubsub.peer_topics.get(self._topic, ()))
-
-    def mesh_peers(self) -> list[str]:
-        """Peers in our GossipSub mesh for the topic."""
-        if self._topic is None:
-            return []
-        return sorted(p.to_base58() for p in self._gossipsub.mesh.get(self._topic, ()))
-
-    def add_peer_addr(self, addr: str, *, sticky: bool = True) -> None:
-        """Learn a peer address (``.../p2p/<id>``) and dial it soon."""
-        try:
-            split_p2p_addr(addr)
-            multiaddr.Multiaddr(addr)
-        except Exception as exc:
-            raise TransportError(f"bad peer address {addr!r}: {exc}") from None
-        self._book.add(addr, sticky=sticky, now=trio.current_time())
-        self._wake_dialer.set()
-
-    # ----- gossip -----------------------------------------------------------
-
-    def _validate(self, forwarder: ID, msg: Any) -> bool:
-        origin = ID(msg.from_id).to_base58()
-        if origin == self.local_id or self._validator is None:
-            # Our own publishes were checked by whoever made them; a rejection
-            # here would drop them silently.
-            return True
-        try:
-            ok = bool(self._validator(origin, bytes(msg.data)))
-        except Exception:
-            log.debug("validator raised on a message from %s", origin, exc_info=True)
-            ok = False
-        if not ok:
-            self.stats.dropped_invalid += 1
-        return ok
-
-    async def _drain(self, subscription: Any) -> None:
-        while True:
-            msg = await subscription.get()
-            origin = ID(msg.from_id).to_base58()
-            if origin == self.local_id:
-                continue
-            data = bytes(msg.data)
-            try:
-                self._incoming_send.send_nowait((origin, data))
-            except trio.WouldBlock:
-                self.stats.dropped_overflow += 1
-                continue
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                return
-            self.stats.received += 1
-            self.stats.bytes_in += len(data)
-
-    async def _publisher(self) -> None:
-        config = self.config
-        tokens = float(config.publish_burst)
-        last = trio.current_time()
-        async for data in self._outbox:
-            now = trio.current_time()
-            tokens = min(config.publish_burst, tokens + (now - last) * config.publish_rate)
-            last = now
-            if tokens < 1:
-                await trio.sleep((1 - tokens) / config.publish_rate)
-                tokens, last = 1.0, trio.current_time()
-            tokens -= 1
-            await self._wait_for_queues()
-            assert self._topic is not None
-            await self._pubsub.publish(self._topic, data)
-            self.stats.published += 1
-            self.stats.bytes_out += len(data)
-
-    async def _wait_for_queues(self) -> None:
-        limit = self.config.queue_high_water
-        with trio.move_on_after(self.config.queue_wait_max):
-            while any(len(q) >= limit for q in list(self._pubsub.peer_queues.values())):
-                await trio.sleep(0.002)
-
-    # ----- request/response -------------------------------------------------
-
-    async def _call(self, peer_id: str, protocol: TProtocol, data: bytes) -> bytes:
-        try:
-            pid = ID.from_base58(peer_id)
-        except Exception:
-            raise TransportError(f"bad peer id {peer_id!r}") from None
-        stream = None
-        try:
-            self._host.get_network().unblock_peer(pid)
-            stream = await self._host.new_stream(pid, [protocol])
-            await stream.write(encode_frame(data, self.config.max_frame))
-            response = await read_frame(_reader(stream), self.config.max_frame)
-        except (trio.Cancelled, KeyboardInterrupt):
-            if stream is not None:
-                with trio.CancelScope(shield=True), trio.move_on_after(1):
-                    await _quietly(stream.reset())
-            raise
-        except Exception as exc:
-            if stream is not None:
-                with trio.CancelScope(shield=True), trio.move_on_after(1):
-                    await _quietly(stream.reset())
-            raise TransportError(f"request to {peer_id} failed: {_describe(exc)}") from None
-        with trio.CancelScope(shield=True), trio.move_on_after(1):
-            await _quietly(stream.close())
-        return response
-
-    async def _serve_sync(self, stream: Any) -> None:
-        peer_id = stream.muxed_conn.peer_id.to_base58()
-        try:
-            request = await read_frame(_reader(stream), self.config.max_frame)
-            if self._handler is None:
-                raise TransportError("no request handler is set")
-            self.stats.bytes_in += len(request)
-            response = await self._handler(peer_id, request)
-            await stream.write(encode_frame(response, self.config.max_frame))
-            self.stats.requests_served += 1
-            self.stats.bytes_out += len(response)
-            await stream.close()
-        except Exception as exc:
-            log.debug("sync request from %s failed: %s", peer_id, _describe(exc))
-            await _quietly(stream.reset())
-
-    # ----- peer exchange and dialling ---------------------------------------
-
-    def _exchange_payload(self) -> bytes:
-        connected = set(self.peers())
-        return json.dumps({"self": self.addrs(), "peers": self._book.addrs_of(connected)[:64]}).encode()
-
-    def _learn(self, payload: bytes, sender: str) -> None:
-        try:
-            message = json.loads(payload)
-            own = [a for a in message.get("self", []) if isinstance(a, str)]
-            others = [a for a in message.get("peers", []) if isinstance(a, str)]
-        except (ValueError, AttributeError):
-            log.debug("unreadable peer exchange from %s", sender)
-            return
-        now = trio.current_time()
-        for addr in own[:16] + others[:64]:
-            try:
-                multiaddr.Multiaddr(addr)
-                if addr in own and split_p2p_addr(addr)[1] != sender:
-                    continue  # a peer speaks only for its own addresses in "self"
-                self._book.add(addr, now=now)
-            except Exception:
-                continue
-        self._book.succeeded(sender)
-        self._wake_dialer.set()
-
-    async def _serve_peers(self, stream: Any) -> None:
-        peer_id = stream.muxed_conn.peer_id.to_base58()
-        try:
-            request = await read_frame(_reader(stream), 1 << 20)
-            self._learn(request, peer_id)
-            await stream.write(encode_frame(self._exchange_payload()))
-            await stream.close()
-        except Exception as exc:
-            log.debug("peer exchange from %s failed: %s", peer_id, _describe(exc))
-            await _quietly(stream.reset())
-
-    async def _exchange_with(self, peer_id: str) -> None:
-        try:
-            with trio.fail_after(self.config.dial_timeout):
-                reply = await self._call(peer_id, PEERS_PROTOCOL, self._exchange_payload())
-        except (TransportError, trio.TooSlowError) as exc:
-            log.debug("peer exchange with %s failed: %s", peer_id, exc)
-            self._exchanged.discard(peer_id)
-            return
-        self._learn(reply, peer_id)
-
-    async def _dial(self, peer_id: str) -> None:
-        known = self._book.peers.get(peer_id)
-        if known is None:
-            return
-        info = PeerInfo(ID.from_base58(peer_id), [multiaddr.Multiaddr(a) for a in known.addrs])
-        try:
-            self._host.get_network().unblock_peer(info.peer_id)
-            with trio.fail_after(self.config.dial_timeout):
-                await self._host.connect(info)
-        except Exception as exc:
-            log.debug("dial %s failed: %s", peer_id, _describe(exc))
-            self._book.failed(peer_id, trio.current_time())
-            return
-        self._book.succeeded(peer_id)
-        self._wake_dialer.set()
-
-    async def _dialer(self) -> None:
-        """Keep every known peer connected; exchange addresses with new and old peers."""
-        assert self._nursery is not None
-        next_exchange = trio.current_time() + self.config.exchange_interval
-        while True:
-            now = trio.current_time()
-            connected = set(self.peers())
-            self._exchanged &= connected
-            for peer_id in connected - self._exchanged:
-                self._exchanged.add(peer_id)
-                self._book.succeeded(peer_id)
-                self._nursery.start_soon(self._exchange_with, peer_id)
-            if now >= next_exchange:
-                next_exchange = now + self.config.exchange_interval * random.uniform(0.8, 1.2)
-                for peer_id in connected:
-                    self._nursery.start_soon(self._exchange_with, peer_id)
-            for peer_id in self._book.due(connected, now):
-                self._book.dialing(peer_id, now, self.config.dial_timeout + 1)
-                self._nursery.start_soon(self._dial, peer_id)
-            with trio.move_on_after(self.config.watch_interval):
-                await self._wake_dialer.wait()
-            self._wake_dialer = trio.Event()
-
-    # ----- mDNS -------------------------------------------------------------
-
-    def _on_mdns_peer(self, info: PeerInfo) -> None:
-        """Called from zeroconf's thread: hand the peer to trio, never block."""
-        token = self._token
-        if token is None:
-            return
-        addrs = [f"{a}/p2p/{info.peer_id.to_base58()}" for a in info.addrs]
-        try:
-            token.run_sync_soon(self._learn_mdns, addrs)
-        except trio.RunFinishedError:
-            pass
-
-    def _learn_mdns(self, addrs: list[str]) -> None:
-        for addr in addrs:
-            try:
-                self.add_peer_addr(addr, sticky=True)
-            except TransportError:
-                continue
-
-    # ----- helpers ----------------------------------------------------------
-
-    async def _wait(self, condition: Any, what: str, timeout: float) -> None:
-        with trio.move_on_after(timeout):
-            while not condition():
-                await trio.sleep(0.02)
-            return
-        raise TransportError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def peer_id_from_seed(seed: bytes) -> str:
@@ -492,36 +106,11 @@ def peer_id_from_seed(seed: bytes) -> str:
     return ID.from_pubkey(create_new_key_pair(seed).public_key).to_base58()
 
 
-def _reader(stream: Any) -> Any:
-    async def read(n: int) -> bytes:
-        try:
-            return bytes(await stream.read(n))
-        except StreamEOF:
-            return b""
-
-    return read
-
-
-async def _quietly(awaitable: Any) -> None:
-    try:
-        await awaitable
-    except Exception:
-        pass
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    cause = exc.__cause__
-    if cause is not None and str(cause) and str(cause) not in text:
-        text = f"{text} ({cause})"
-    return text
-
-
 def _parse_multiaddr(addr: str, what: str) -> multiaddr.Multiaddr:
     try:
         return multiaddr.Multiaddr(addr)
     except Exception as exc:
-        raise TransportError(f"bad {what} {addr!r}: {_describe(exc)}") from None
+        raise TransportError(f"bad {what} {addr!r}: {describe(exc)}") from None
 
 
 def _is_teardown_race(exc: BaseException) -> bool:
@@ -552,6 +141,26 @@ def _check_port_free(listen: str, addr: multiaddr.Multiaddr) -> None:
             except OSError as exc:
                 raise TransportError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
         return
+
+
+def _new_gossipsub(config: P2PConfig) -> GossipSub:
+    """GossipSub with every default that bites overridden (see ``docs/LIBP2P.md``)."""
+    return GossipSub(
+        protocols=[PROTOCOL_ID_V12, PROTOCOL_ID_V11],
+        degree=config.degree,
+        degree_low=config.degree_low,
+        degree_high=config.degree_high,
+        gossip_window=config.gossip_window,
+        gossip_history=config.gossip_history,
+        heartbeat_initial_delay=0.1,
+        heartbeat_interval=config.heartbeat_interval,  # type: ignore[arg-type]
+        prune_back_off=config.prune_back_off,
+        unsubscribe_back_off=config.prune_back_off,
+        do_px=False,
+        adaptive_gossip_enabled=False,
+        spam_protection_enabled=False,
+        eclipse_protection_enabled=False,
+    )
 
 
 @asynccontextmanager
@@ -589,31 +198,15 @@ async def open_libp2p_transport(
         listen_addrs=[listen_addr],
         enable_mDNS=mdns,
     )
-    gossipsub = GossipSub(
-        protocols=[PROTOCOL_ID_V12, PROTOCOL_ID_V11],
-        degree=config.degree,
-        degree_low=config.degree_low,
-        degree_high=config.degree_high,
-        gossip_window=config.gossip_window,
-        gossip_history=config.gossip_history,
-        heartbeat_initial_delay=0.1,
-        heartbeat_interval=config.heartbeat_interval,  # type: ignore[arg-type]
-        prune_back_off=config.prune_back_off,
-        unsubscribe_back_off=config.prune_back_off,
-        do_px=False,
-        adaptive_gossip_enabled=False,
-        spam_protection_enabled=False,
-        eclipse_protection_enabled=False,
-    )
+    gossipsub = _new_gossipsub(config)
     pubsub = Pubsub(host, gossipsub, strict_signing=True)
     transport = Libp2pTransport(host, pubsub, gossipsub, config)
-    host.set_stream_handler(SYNC_PROTOCOL, transport._serve_sync)
-    host.set_stream_handler(PEERS_PROTOCOL, transport._serve_peers)
 
-    discovery: Any = None
+    discovery: PeerDiscovery | None = None
     if mdns:
-        from libp2p.discovery.events.peerDiscovery import peerDiscovery as discovery
+        from libp2p.discovery.events.peerDiscovery import peerDiscovery
 
+        discovery = peerDiscovery
         discovery.register_peer_discovered_handler(transport._on_mdns_peer)
     started = closing = False
     try:
@@ -625,21 +218,13 @@ async def open_libp2p_transport(
             trio.open_nursery() as nursery,
         ):
             await pubsub.wait_until_ready()
-            transport._nursery = nursery
-            transport._token = trio.lowlevel.current_trio_token()
-            for addr in bootstrap:
-                transport.add_peer_addr(addr, sticky=True)
-            nursery.start_soon(transport._dialer)
-            nursery.start_soon(transport._publisher)
-            if topic is not None:
-                await transport.subscribe(topic)
+            await transport._start(nursery, bootstrap, topic)
             started = True
             try:
                 yield transport
             finally:
                 closing = True
-                transport._token = None
-                transport._incoming_send.close()
+                transport._stop()
                 nursery.cancel_scope.cancel()
     except OSError as exc:
         if started:

@@ -1,0 +1,184 @@
+"""Finding and keeping peers: peer exchange, the dialer, and the mDNS bridge.
+
+py-libp2p has no peer exchange and gives up on a bootstrap peer that starts
+late (see ``docs/LIBP2P.md``), so :class:`PeerExchange` does both itself: on
+``/specswarm/peers/1.0.0`` each side sends its own addresses and those of the
+peers it is connected to, and a dialer keeps every known peer
+(:class:`~specswarm.transport._peerbook.PeerBook`) dialled with backoff — the
+swarm becomes a mesh, not a star, and losing the first peer partitions nothing.
+:class:`MdnsBridge` hands peers that zeroconf's thread discovers to trio.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import multiaddr
+import trio
+from libp2p.abc import IHost, INetStream
+from libp2p.custom_types import TProtocol
+from libp2p.peer.id import ID
+from libp2p.peer.peerinfo import PeerInfo
+
+from specswarm.errors import TransportError
+from specswarm.transport._config import P2PConfig
+from specswarm.transport._frames import encode_frame, read_frame
+from specswarm.transport._libp2p import (
+    connected_peers,
+    log,
+    own_addrs,
+    remote_peer,
+    stream_reader,
+    unblock_peer,
+)
+from specswarm.transport._peerbook import PeerBook, split_p2p_addr
+from specswarm.transport._reqresp import RequestResponse
+from specswarm.transport._util import describe, quietly
+
+PEERS_PROTOCOL = TProtocol("/specswarm/peers/1.0.0")
+"""Peer exchange: JSON ``{"self": [addrs], "peers": [addrs]}`` both ways."""
+
+
+class PeerExchange:
+    """The peers one host knows, the exchange protocol that spreads them, and the dialer."""
+
+    def __init__(self, local_id: str, host: IHost, config: P2PConfig, calls: RequestResponse) -> None:
+        self._host = host
+        self._config = config
+        self._calls = calls
+        self._book = PeerBook(
+            local_id,
+            min_backoff=config.redial_min,
+            max_backoff=config.redial_max,
+            sticky_max_backoff=config.bootstrap_redial_max,
+            forget_after=config.forget_after,
+        )
+        self._wake_dialer = trio.Event()
+        self._exchanged: set[str] = set()
+
+    def add_peer_addr(self, addr: str, *, sticky: bool) -> None:
+        """Learn a peer address (``.../p2p/<id>``) and wake the dialer."""
+        try:
+            split_p2p_addr(addr)
+            multiaddr.Multiaddr(addr)
+        except Exception as exc:
+            raise TransportError(f"bad peer address {addr!r}: {exc}") from None
+        self._book.add(addr, sticky=sticky, now=trio.current_time())
+        self._wake_dialer.set()
+
+    async def serve(self, stream: INetStream) -> None:
+        """Stream handler of :data:`PEERS_PROTOCOL`: learn the caller's list, answer with ours."""
+        peer_id = remote_peer(stream)
+        try:
+            request = await read_frame(stream_reader(stream), 1 << 20)
+            self._learn(request, peer_id)
+            await stream.write(encode_frame(self._payload()))
+            await stream.close()
+        except Exception as exc:
+            log.debug("peer exchange from %s failed: %s", peer_id, describe(exc))
+            await quietly(stream.reset())
+
+    async def run_dialer(self, nursery: trio.Nursery) -> None:
+        """Keep every known peer connected; exchange addresses with new and old peers."""
+        config = self._config
+        next_exchange = trio.current_time() + config.exchange_interval
+        while True:
+            now = trio.current_time()
+            connected = set(connected_peers(self._host))
+            self._exchanged &= connected
+            for peer_id in connected - self._exchanged:
+                self._exchanged.add(peer_id)
+                self._book.succeeded(peer_id)
+                nursery.start_soon(self._exchange_with, peer_id)
+            if now >= next_exchange:
+                next_exchange = now + config.exchange_interval * random.uniform(0.8, 1.2)
+                for peer_id in connected:
+                    nursery.start_soon(self._exchange_with, peer_id)
+            for peer_id in self._book.due(connected, now):
+                self._book.dialing(peer_id, now, config.dial_timeout + 1)
+                nursery.start_soon(self._dial, peer_id)
+            with trio.move_on_after(config.watch_interval):
+                await self._wake_dialer.wait()
+            self._wake_dialer = trio.Event()
+
+    def _payload(self) -> bytes:
+        connected = set(connected_peers(self._host))
+        message = {"self": own_addrs(self._host), "peers": self._book.addrs_of(connected)[:64]}
+        return json.dumps(message).encode()
+
+    def _learn(self, payload: bytes, sender: str) -> None:
+        try:
+            message = json.loads(payload)
+            own = [a for a in message.get("self", []) if isinstance(a, str)]
+            others = [a for a in message.get("peers", []) if isinstance(a, str)]
+        except (ValueError, AttributeError):
+            log.debug("unreadable peer exchange from %s", sender)
+            return
+        now = trio.current_time()
+        for addr in own[:16] + others[:64]:
+            try:
+                multiaddr.Multiaddr(addr)
+                if addr in own and split_p2p_addr(addr)[1] != sender:
+                    continue  # a peer speaks only for its own addresses in "self"
+                self._book.add(addr, now=now)
+            except Exception:
+                continue
+        self._book.succeeded(sender)
+        self._wake_dialer.set()
+
+    async def _exchange_with(self, peer_id: str) -> None:
+        try:
+            with trio.fail_after(self._config.dial_timeout):
+                reply = await self._calls.call(peer_id, PEERS_PROTOCOL, self._payload())
+        except (TransportError, trio.TooSlowError) as exc:
+            log.debug("peer exchange with %s failed: %s", peer_id, exc)
+            self._exchanged.discard(peer_id)
+            return
+        self._learn(reply, peer_id)
+
+    async def _dial(self, peer_id: str) -> None:
+        known = self._book.peers.get(peer_id)
+        if known is None:
+            return
+        info = PeerInfo(ID.from_base58(peer_id), [multiaddr.Multiaddr(a) for a in known.addrs])
+        try:
+            unblock_peer(self._host, info.peer_id)
+            with trio.fail_after(self._config.dial_timeout):
+                await self._host.connect(info)
+        except Exception as exc:
+            log.debug("dial %s failed: %s", peer_id, describe(exc))
+            self._book.failed(peer_id, trio.current_time())
+            return
+        self._book.succeeded(peer_id)
+        self._wake_dialer.set()
+
+
+class MdnsBridge:
+    """Hands peers found by py-libp2p's mDNS (on zeroconf's thread) to the trio loop as sticky peers.
+
+    The library only fills its peer store and calls back; dialling is ours.
+    """
+
+    def __init__(self, exchange: PeerExchange) -> None:
+        self.token: trio.lowlevel.TrioToken | None = None
+        """The running trio loop; None before start and after close (callbacks are then ignored)."""
+        self._exchange = exchange
+
+    def on_peer(self, info: PeerInfo) -> None:
+        """Called from zeroconf's thread: hand the peer to trio, never block."""
+        token = self.token
+        if token is None:
+            return
+        addrs = [f"{a}/p2p/{info.peer_id.to_base58()}" for a in info.addrs]
+        try:
+            token.run_sync_soon(self._learn, addrs)
+        except trio.RunFinishedError:
+            pass
+
+    def _learn(self, addrs: list[str]) -> None:
+        for addr in addrs:
+            try:
+                self._exchange.add_peer_addr(addr, sticky=True)
+            except TransportError:
+                continue
