@@ -152,7 +152,7 @@ class Script:
         self, proposal: Event, *verdicts: tuple[int, bool, int, str], failed: Mapping[str, str] | None = None
     ) -> None:
         """``verdicts``: (scorer index, approve, score, critique)."""
-        n = len(proposal.body["children"])
+        n = len(proposal.body.children)
         for scorer, approve, score, critique in verdicts:
             found = {} if approve else dict(failed or {})
             self.swarm.emit(
@@ -186,7 +186,7 @@ class Script:
 
 
 def kids(proposal: Event) -> list[str]:
-    return [child_id(proposal.id, i) for i in range(len(proposal.body["children"]))]
+    return [child_id(proposal.id, i) for i in range(len(proposal.body.children))]
 
 
 # -- Japan ---------------------------------------------------------------------------------

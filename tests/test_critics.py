@@ -19,18 +19,20 @@ from specswarm.plan.critics import (
     stem,
     terms,
 )
+from specswarm.protocol.bodies import Child
+from specswarm.spec import Constraint, spec_from_json
 
 GOAL = "Plan a two-week trip to Japan"
-ROOT = {"title": GOAL, "detail": "", "depth": 0}
+ROOT = Child(GOAL)
 CONSTRAINTS = [
-    {"kind": "sum", "field": "days", "total": 14, "applies_to": "root"},
-    {"kind": "mention", "terms": ["Tokyo", "Kyoto"], "applies_to": "root"},
-    {"kind": "forbid", "terms": ["cruise"], "applies_to": "all"},
+    Constraint("sum", field="days", total=14, applies_to="root"),
+    Constraint("mention", terms=("Tokyo", "Kyoto"), applies_to="root"),
+    Constraint("forbid", terms=("cruise",), applies_to="all"),
 ]
 
 
-def child(title: str, detail: str = "", **facts: int) -> dict:
-    return {"title": title, "detail": detail, "leaf": False, "facts": facts}
+def child(title: str, detail: str = "", **facts: int) -> Child:
+    return Child(title, detail, False, facts)
 
 
 GOOD = [
@@ -53,7 +55,7 @@ VAGUE = [
 ]
 
 
-def checks_of(children: list[dict]) -> dict[str, Check]:
+def checks_of(children: list[Child]) -> dict[str, Check]:
     found = run_checks(ROOT, children, goal=GOAL, constraints=CONSTRAINTS, min_children=2, max_children=6)
     assert [c.name for c in found] == [
         "count",
@@ -132,11 +134,7 @@ def test_vagueness_reasons() -> None:
 
 
 def test_coverage_fails_alone() -> None:
-    parent = {
-        "title": "Organize a 200-person technical conference",
-        "detail": "venue, speakers, catering",
-        "depth": 1,
-    }
+    parent = Child("Organize a 200-person technical conference", "venue, speakers, catering")
     off_topic = [child("Knit winter scarves", "wool"), child("Repaint garden fence", "green")]
     c = check_coverage(parent, off_topic)
     assert not c.passed
@@ -158,7 +156,7 @@ def test_coverage_fails_alone() -> None:
         ([child("Tokyo food", days=7), child("Kyoto river cruise", days=7)], "forbidden: cruise"),
     ],
 )
-def test_constraints_fail_alone(children: list[dict], note: str) -> None:
+def test_constraints_fail_alone(children: list[Child], note: str) -> None:
     c = check_constraints(ROOT, children, CONSTRAINTS, depth=0)
     assert not c.passed
     assert c.note == note
@@ -166,10 +164,10 @@ def test_constraints_fail_alone(children: list[dict], note: str) -> None:
 
 def test_root_constraints_do_not_apply_deeper_but_all_does() -> None:
     kids = [child("Tokyo food"), child("Harbour cruise")]
-    c = check_constraints({"title": "Tokyo", "depth": 1}, kids, CONSTRAINTS, depth=1)
+    c = check_constraints(Child("Tokyo"), kids, CONSTRAINTS, depth=1)
     assert c.note == "forbidden: cruise"
-    deeper_sum = [{"kind": "sum", "field": "days", "total": 14, "applies_to": "all"}]
-    parent = {"title": "Tokyo", "facts": {"days": 5}}
+    deeper_sum = [Constraint("sum", field="days", total=14, applies_to="all")]
+    parent = Child("Tokyo", facts={"days": 5})
     ok = check_constraints(parent, [child("A b", days=2), child("C d", days=3)], deeper_sum, 1)
     assert ok.passed
 
@@ -198,16 +196,17 @@ def test_a_child_repeating_another_branch_fails_scope() -> None:
     from specswarm.plan.critics import check_split
     from specswarm.testing.synth import minimal_spec
 
-    parent = {"title": "Visit Kyoto (4 days)", "detail": "", "depth": 1, "facts": {}}
+    spec = spec_from_json(minimal_spec())
+    parent = Child("Visit Kyoto (4 days)")
     children = [
-        {"title": "Fushimi Inari Shrine at dawn", "detail": "", "leaf": True, "facts": {}},
-        {"title": "Hike Mount Fuji (2 days)", "detail": "", "leaf": True, "facts": {}},
-        {"title": "Kiyomizu-dera and Gion walk", "detail": "", "leaf": True, "facts": {}},
+        Child("Fushimi Inari Shrine at dawn", leaf=True),
+        Child("Hike Mount Fuji (2 days)", leaf=True),
+        Child("Kiyomizu-dera and Gion walk", leaf=True),
     ]
     checks = {
         c.name: c
         for c in check_split(
-            minimal_spec(), parent, children, elsewhere=["Visit Tokyo (5 days)", "Hike Mount Fuji (2 days)"]
+            spec, parent, children, 1, elsewhere=["Visit Tokyo (5 days)", "Hike Mount Fuji (2 days)"]
         )
     }
     assert checks["duplicates"].passed
@@ -215,5 +214,5 @@ def test_a_child_repeating_another_branch_fails_scope() -> None:
     assert checks["scope"].note == (
         "#2 'Hike Mount Fuji (2 days)' repeats 'Hike Mount Fuji (2 days)', planned in another branch"
     )
-    alone = {c.name: c for c in check_split(minimal_spec(), parent, children)}
+    alone = {c.name: c for c in check_split(spec, parent, children, 1)}
     assert alone["scope"].passed and alone["scope"].score == 100

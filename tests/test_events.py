@@ -25,6 +25,7 @@ from specswarm.protocol.events import (
     parse_event,
     read_event_log,
     run_id_for,
+    sign_json,
     write_event_log,
 )
 from specswarm.protocol.identity import Identity
@@ -211,8 +212,9 @@ def test_run_event_with_wrong_run_id_refused() -> None:
 )
 def test_run_event_with_an_invalid_spec_refused(override: dict[str, Any], path: str) -> None:
     # the fold reads the run's spec: one the goal schema forbids must never reach it
-    event = make_run_event(ALICE, {**minimal_spec(), **override})
-    got, reason = check_event(event.to_bytes(), event.run)
+    body = {"spec": {**minimal_spec(), **override}, "admission": None, "nonce": ""}
+    data = sign_json(ALICE, run_id_for(body), "run", 0, body)
+    got, reason = check_event(data, data["run"])
     assert got is None
     assert reason.startswith(f"run event: invalid spec: {path}: "), reason
 

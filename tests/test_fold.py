@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from specswarm.plan.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
+from specswarm.plan import ROOT, FoldState, Plan, child_id, fold
 from specswarm.protocol.canonical import digest as canonical_digest
 from specswarm.protocol.events import Event, admit, make_event, make_run_event
 from specswarm.protocol.identity import Identity
+from specswarm.spec import quorum_size, spec_from_json
 from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -534,7 +536,9 @@ def test_child_ids_depths_and_the_leaf_rule() -> None:
 
 
 def test_max_depth_zero_makes_the_root_a_leaf() -> None:
-    sw = make_swarm(max_depth=0)
+    # the goal schema forbids max_depth 0, so only a spec built in code reaches this rule
+    spec = spec_from_json(make_swarm().spec)
+    sw = Swarm(spec=replace(spec, tree=replace(spec.tree, max_depth=0)), seed=0)
     ex = sw.peers["executor"][0]
     c = sw.claim(ex, ROOT, lamport=1)
     sw.result(ex, ROOT, c, output="all of it")
@@ -662,7 +666,7 @@ def test_incomplete_without_one_result_or_one_acceptance(converged: Swarm) -> No
     # drop every vote on one inner node's accepted proposal: that node reopens, its leaves vanish
     full = fold(events)
     inner = full.nodes[full.root.children[0]]  # type: ignore[union-attr]
-    plan = fold([e for e in events if not (e.kind == "vote" and e.body["proposal"] == inner.accepted)])
+    plan = fold([e for e in events if not (e.kind == "vote" and e.body.proposal == inner.accepted)])
     assert plan.complete is False
     assert plan.nodes[inner.id].status == "voting"
     assert plan.progress() == {"nodes": 10, "split": 3, "open": 1, "leaves": 6, "claimed": 6, "done": 6}
@@ -692,7 +696,7 @@ def test_digest_equal_for_equal_sets_and_differs_otherwise(converged: Swarm) -> 
     last_result = [e for e in events if e.kind == "result"][-1]
     assert fold([e for e in events if e.id != last_result.id]).digest != plan.digest
     # a second result under a later claim does not change it; the counted one does
-    leaf = last_result.body["leaf"]
+    leaf = last_result.body.leaf
     sw_events = list(events)
     ex = Identity(b"\x71" * 32)
     sw_events.append(

@@ -19,10 +19,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specswarm.plan.fold import ROOT, FoldState, Plan, child_id, fold, quorum_size
+from specswarm.plan import ROOT, FoldState, Plan, child_id, fold
 from specswarm.protocol.canonical import canonical_bytes
 from specswarm.protocol.events import DOMAIN, Event, check_event, make_event
 from specswarm.protocol.identity import Identity
+from specswarm.spec import quorum_size
 from specswarm.testing.synth import Swarm, minimal_spec
 
 SETTINGS = settings(
@@ -115,7 +116,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             )
             prop = propose(draw(st.sampled_from(dec)), node)
             proposals.append(prop)
-            nodes.extend(child_id(prop.id, i) for i in range(len(prop.body["children"])))
+            nodes.extend(child_id(prop.id, i) for i in range(len(prop.wire["children"])))
             for scorer in sco:
                 for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):
                     vote(scorer, prop)
@@ -131,14 +132,14 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 if leaves and draw(st.integers(0, 4))
                 else draw(st.sampled_from(nodes))
             )
-            same_leaf = [c for c in claims if c.body["leaf"] == leaf]
+            same_leaf = [c for c in claims if c.wire["leaf"] == leaf]
             supersedes = draw(st.sampled_from([None, *(c.id for c in same_leaf)]))
             claims.append(sw.claim(draw(st.sampled_from(exe)), leaf, supersedes, lamport=draw(lam)))
         elif action == "result" and claims:
             claim = draw(st.sampled_from(claims))
             by = draw(st.sampled_from([claim.author, claim.author, *(e.peer_id for e in exe)]))
             who = next(e for e in exe if e.peer_id == by)
-            sw.result(who, claim.body["leaf"], claim, output=f"out {draw(st.integers(0, 3))}")
+            sw.result(who, claim.wire["leaf"], claim, output=f"out {draw(st.integers(0, 3))}")
     core = list(sw.events)
     scenario = Scenario(sw, core)
 
@@ -236,12 +237,12 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                     other.run,
                     "result",
                     0,
-                    {"leaf": claim.body["leaf"], "claim": claim.id, "output": "foreign", "model": "m"},
+                    {"leaf": claim.wire["leaf"], "claim": claim.id, "output": "foreign", "model": "m"},
                 )
             )
             other.events.append(
                 make_event(
-                    exe[0], other.run, "claim", 0, {"leaf": claim.body["leaf"], "supersedes": claim.id}
+                    exe[0], other.run, "claim", 0, {"leaf": claim.wire["leaf"], "supersedes": claim.id}
                 )
             )
         scenario.noise += [e for e in other.events if e.kind != "run"]
@@ -261,11 +262,11 @@ def reference(events: list[Event]) -> dict[str, Any]:
     """docs/ARCHITECTURE.md "The fold rules", written as plainly as possible (one run event)."""
     held = list({e.id: e for e in events}.values())
     (run_event,) = [e for e in held if e.kind == "run"]
-    spec, run = run_event.body["spec"], run_event.run
+    spec, run = run_event.wire["spec"], run_event.run
     mine = sorted((e for e in held if e.run == run), key=lambda e: (e.lamport, e.author, e.id))
     roles: dict[str, str] = {}
     for join in sorted((e for e in mine if e.kind == "join"), key=lambda e: (e.lamport, e.id)):
-        roles.setdefault(join.author, join.body["role"])
+        roles.setdefault(join.author, join.wire["role"])
     n = spec["roles"]["scorer"]["count"]
     q = quorum_size(spec["quorum"], n)
     max_depth = spec["tree"]["max_depth"]
@@ -280,21 +281,21 @@ def reference(events: list[Event]) -> dict[str, Any]:
     }
     counted: dict[tuple[str, str], Event] = {}
     for v in sorted(by_role["vote"], key=lambda e: (e.lamport, e.id)):
-        counted.setdefault((v.body["proposal"], v.author), v)
+        counted.setdefault((v.wire["proposal"], v.author), v)
 
     def accepted(node: str) -> str | None:
         best = None
         for p in by_role["proposal"]:
-            if p.body["node"] != node:
+            if p.wire["node"] != node:
                 continue
             votes = [v for (pid, _), v in counted.items() if pid == p.id]
             approvals = sorted(
-                (v for v in votes if v.body["approve"]), key=lambda v: (v.lamport, v.author, v.id)
+                (v for v in votes if v.wire["approve"]), key=lambda v: (v.lamport, v.author, v.id)
             )
             if len(approvals) < q:
                 continue
             done = approvals[q - 1]
-            mean = Fraction(sum(v.body["score"] for v in votes), len(votes))
+            mean = Fraction(sum(v.wire["score"] for v in votes), len(votes))
             key = (done.lamport, done.author, -mean, p.id)
             best = key if best is None or key < best else best
         return best[3] if best else None
@@ -310,24 +311,24 @@ def reference(events: list[Event]) -> dict[str, Any]:
             out[node] = ("split", parent, acc)
             if acc is not None:
                 prop = next(p for p in by_role["proposal"] if p.id == acc)
-                for i, ch in enumerate(prop.body["children"]):
+                for i, ch in enumerate(prop.wire["children"]):
                     stack.append((child_id(acc, i), node, depth + 1, ch["leaf"] or depth + 1 >= max_depth))
             continue
-        claims = {c.id: c for c in by_role["claim"] if c.body["leaf"] == node}
+        claims = {c.id: c for c in by_role["claim"] if c.wire["leaf"] == node}
         dead = {
-            c.body["supersedes"]
+            c.wire["supersedes"]
             for c in claims.values()
-            if c.body["supersedes"] in claims and claims[c.body["supersedes"]].lamport < c.lamport
+            if c.wire["supersedes"] in claims and claims[c.wire["supersedes"]].lamport < c.lamport
         }
         live = sorted(
             (c for c in claims.values() if c.id not in dead), key=lambda c: (c.lamport, c.author, c.id)
         )
         results = sorted(
-            (claims[r.body["claim"]].lamport, claims[r.body["claim"]].author, r.id)
+            (claims[r.wire["claim"]].lamport, claims[r.wire["claim"]].author, r.id)
             for r in by_role["result"]
-            if r.body["leaf"] == node
-            and r.body["claim"] in claims
-            and claims[r.body["claim"]].author == r.author
+            if r.wire["leaf"] == node
+            and r.wire["claim"] in claims
+            and claims[r.wire["claim"]].author == r.author
         )
         complete = complete and bool(results)
         out[node] = ("leaf", parent, live[0].id if live else None, results[0][2] if results else None)

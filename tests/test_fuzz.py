@@ -150,7 +150,7 @@ def mutated(rnd: random.Random) -> tuple[Any, Event, str]:
         field = rnd.choice(["run", "author", "lamport", "kind", "sig"])
         obj[field] = rnd.randrange(10**9) if field == "lamport" else rnd.choice(POOL).to_json()[field]
     elif op == "swap_body":
-        obj["body"] = copy.deepcopy(rnd.choice(POOL).body)
+        obj["body"] = copy.deepcopy(rnd.choice(POOL).wire)
     elif op in ("bitflip", "truncate"):
         raw = bytearray(json.dumps(obj).encode())
         if op == "bitflip":

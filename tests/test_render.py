@@ -25,16 +25,8 @@ from typer.testing import CliRunner
 from specswarm.cli import app
 from specswarm.plan.fold import Plan, child_id, fold
 from specswarm.protocol.events import read_event_log
-from specswarm.render.export import (
-    PlanSchemaError,
-    TemplateError,
-    check_plan_json,
-    md_inline,
-    md_quote,
-    md_text,
-    mermaid_label,
-    render_plan,
-)
+from specswarm.render import PlanSchemaError, TemplateError, check_plan_json, render_plan
+from specswarm.render.filters import md_inline, md_quote, md_text, mermaid_label
 from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
 HERE = Path(__file__).resolve().parent

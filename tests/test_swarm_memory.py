@@ -16,7 +16,7 @@ from tests.swarmkit import hooked_swarm, swarm_spec
 
 def _results_per_leaf(swarm: LocalSwarm) -> Counter[str]:
     node = next(iter(swarm.nodes.values()))
-    return Counter(e.body["leaf"] for e in node.state.events() if e.kind == "result")
+    return Counter(e.body.leaf for e in node.state.events() if e.kind == "result")
 
 
 def test_swarm_converges_and_every_peer_agrees() -> None:
@@ -91,7 +91,7 @@ def test_executor_killed_while_holding_a_claim_is_superseded() -> None:
 
     digest, swarm, (victim, claim) = trio.run(lambda: _swarm_with_hooks(spec, 4, hook))
     plan = next(n for p, n in swarm.nodes.items() if p != victim).plan()
-    leaf = plan.nodes[claim.body["leaf"]]
+    leaf = plan.nodes[claim.body.leaf]
     assert leaf.result is not None
     if leaf.result.author != victim:  # the victim may have finished before it died
         won = next(c for c in leaf.claims if c.id == leaf.result.claim)
@@ -102,7 +102,7 @@ def test_executor_killed_while_holding_a_claim_is_superseded() -> None:
         )
     survivor = next(n for p, n in swarm.nodes.items() if p != victim)
     per_leaf = Counter(
-        e.body["leaf"] for e in survivor.state.events() if e.kind == "result" and e.author != victim
+        e.body.leaf for e in survivor.state.events() if e.kind == "result" and e.author != victim
     )
     assert set(per_leaf.values()) == {1}
 

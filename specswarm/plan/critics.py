@@ -1,6 +1,6 @@
 """Mechanical critics for a proposed split: pure functions, no model, no I/O.
 
-A tiny local model cannot tell a good split from a bad one (see MODELS.md), so
+A tiny local model cannot tell a good split from a bad one (docs/MODELS.md), so
 a scorer's verdict rests on these deterministic checks, with the model's
 rating as one minor input (:func:`combine`).
 
@@ -17,17 +17,19 @@ coverage       no    the children ignore most key terms of the parent
 constraints    yes   a declared sum / mention / forbid constraint is violated
 =============  ====  ==========================================================
 
-Children and nodes are mappings shaped like the event bodies
-(``{"title", "detail", "facts"}``); objects with those attributes work too.
+Children are :class:`~specswarm.protocol.bodies.Child` values and parents are plan nodes:
+anything with ``title``, ``detail`` and ``facts`` (:class:`Part`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from specswarm.protocol.bodies import CheckResult, Facts
+from specswarm.spec import Constraint, GoalSpec
 
 HARD_CHECKS = frozenset({"count", "duplicates", "constraints"})
 """A failed hard check vetoes approval whatever the score."""
@@ -124,60 +126,53 @@ def near_duplicate(a: str, b: str) -> bool:
     return bool(ta and tb) and jaccard(ta, tb) >= NEAR_DUPLICATE
 
 
-@dataclass(frozen=True)
-class Check:
-    """The outcome of one mechanical check (the ``checks`` items of a vote body)."""
-
-    name: str
-    """One of count, duplicates, overlap, vagueness, coverage, constraints."""
-    score: int
-    """0..100, higher is better."""
-    passed: bool
-    note: str
-    """What was found, for the critique a decomposer reads when it revises."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "score": self.score, "passed": self.passed, "note": self.note}
+Check = CheckResult
+"""The outcome of one mechanical check: exactly the ``checks`` items of a vote body."""
 
 
-def _get(item: Any, key: str, default: Any = None) -> Any:
-    if isinstance(item, Mapping):
-        return item.get(key, default)
-    return getattr(item, key, default)
+class Part(Protocol):
+    """What the critics read of a node or a proposed child (NodeView and Child both are)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+    @property
+    def facts(self) -> Facts: ...
 
 
-def _text(item: Any) -> str:
-    return f"{_get(item, 'title', '')} {_get(item, 'detail', '') or ''}"
+def _text(item: Part) -> str:
+    return f"{item.title} {item.detail}"
 
 
 def _clamp(x: float) -> int:
     return max(0, min(100, round(x)))
 
 
-def _label(i: int, child: Any) -> str:
-    return f"#{i + 1} {str(_get(child, 'title', ''))!r}"
+def _label(i: int, child: Part) -> str:
+    return f"#{i + 1} {child.title!r}"
 
 
-def check_count(children: Sequence[Any], min_children: int, max_children: int) -> Check:
+def check_count(children: Sequence[Part], min_children: int, max_children: int) -> Check:
     n = len(children)
     ok = min_children <= n <= max_children
     note = f"{n} children (allowed {min_children}..{max_children})"
     return Check("count", 100 if ok else 0, ok, note)
 
 
-def check_duplicates(parent: Any, children: Sequence[Any]) -> Check:
+def check_duplicates(parent: Part, children: Sequence[Part]) -> Check:
     """Children that repeat each other or the parent."""
     found: list[str] = []
     bad: set[int] = set()
-    ptitle = str(_get(parent, "title", ""))
+    ptitle = parent.title
     for i, child in enumerate(children):
-        title = str(_get(child, "title", ""))
+        title = child.title
         if ptitle and near_duplicate(title, ptitle):
             found.append(f"{_label(i, child)} repeats the parent")
             bad.add(i)
 
         for j in range(i + 1, len(children)):
-            if near_duplicate(title, str(_get(children[j], "title", ""))):
+            if near_duplicate(title, children[j].title):
                 found.append(f"{_label(i, child)} and {_label(j, children[j])} are the same")
                 bad.add(j)
     if not found:
@@ -186,13 +181,13 @@ def check_duplicates(parent: Any, children: Sequence[Any]) -> Check:
     return Check("duplicates", _clamp(score), False, "; ".join(found))
 
 
-def check_scope(children: Sequence[Any], elsewhere: Sequence[str]) -> Check:
+def check_scope(children: Sequence[Part], elsewhere: Sequence[str]) -> Check:
     """Children that repeat a part planned in another branch (``elsewhere``: the titles of the
     parent's siblings, read off the plan by the scorer). Soft: it lowers the score, so a split
     that stays inside its own branch wins over one that re-plans the whole goal."""
     found = []
     for i, child in enumerate(children):
-        title = str(_get(child, "title", ""))
+        title = child.title
         other = next((o for o in elsewhere if o and near_duplicate(title, o)), None)
         if other is not None:
             found.append(f"{_label(i, child)} repeats {other!r}, planned in another branch")
@@ -201,7 +196,7 @@ def check_scope(children: Sequence[Any], elsewhere: Sequence[str]) -> Check:
     return Check("scope", _clamp(100 * (1 - len(found) / max(1, len(children)))), False, "; ".join(found))
 
 
-def check_overlap(children: Sequence[Any]) -> Check:
+def check_overlap(children: Sequence[Part]) -> Check:
     sets = [terms(_text(c)) for c in children]
     worst, pair = 0.0, (0, 0)
     for i in range(len(sets)):
@@ -221,9 +216,9 @@ def check_overlap(children: Sequence[Any]) -> Check:
     return Check("overlap", _clamp(score), True, f"largest sibling overlap {worst:.2f}")
 
 
-def vague_reason(child: Any) -> str | None:
+def vague_reason(child: Part) -> str | None:
     """Why a child is vague, or None when it looks concrete."""
-    title = str(_get(child, "title", ""))
+    title = child.title
     title_words = words(title)
     content = [w for w in title_words if w not in STOPWORDS]
     hits = sorted(set(title_words) & VAGUE_WORDS)
@@ -242,7 +237,7 @@ def vague_reason(child: Any) -> str | None:
     return None
 
 
-def check_vagueness(children: Sequence[Any]) -> Check:
+def check_vagueness(children: Sequence[Part]) -> Check:
     reasons = [(i, c, r) for i, c in enumerate(children) if (r := vague_reason(c))]
     score = 100 * (1 - len(reasons) / max(1, len(children)))
     if reasons:
@@ -251,12 +246,12 @@ def check_vagueness(children: Sequence[Any]) -> Check:
     return Check("vagueness", 100, True, "every child is concrete")
 
 
-def key_terms(parent: Any, goal: str = "") -> set[str]:
+def key_terms(parent: Part, goal: str = "") -> set[str]:
     """Terms of the parent (title, detail) and the goal that a split should address."""
     return {t for t in terms(f"{_text(parent)} {goal}") if t not in GENERIC_TERMS}
 
 
-def check_coverage(parent: Any, children: Sequence[Any], goal: str = "") -> Check:
+def check_coverage(parent: Part, children: Sequence[Part], goal: str = "") -> Check:
     wanted = key_terms(parent, goal)
     if not wanted:
         return Check("coverage", 100, True, "the parent has no key terms to cover")
@@ -273,9 +268,9 @@ def check_coverage(parent: Any, children: Sequence[Any], goal: str = "") -> Chec
     return Check("coverage", _clamp(score), share >= COVERAGE_FULL / 2, note)
 
 
-def constraints_for(constraints: Iterable[Mapping[str, Any]], depth: int) -> list[Mapping[str, Any]]:
+def constraints_for(constraints: Iterable[Constraint], depth: int) -> list[Constraint]:
     """The constraints that apply to a split of a node at ``depth`` (root = 0)."""
-    return [c for c in constraints if c.get("applies_to", "root") == "all" or depth == 0]
+    return [c for c in constraints if c.applies_to == "all" or depth == 0]
 
 
 def _mentions(text: str, term: str) -> bool:
@@ -283,21 +278,21 @@ def _mentions(text: str, term: str) -> bool:
 
 
 def check_constraints(
-    parent: Any, children: Sequence[Any], constraints: Iterable[Mapping[str, Any]], depth: int
+    parent: Part, children: Sequence[Part], constraints: Iterable[Constraint], depth: int
 ) -> Check:
     applicable = constraints_for(constraints, depth)
     problems: list[str] = []
     checked = 0
     texts = [_text(c) for c in children]
     for con in applicable:
-        kind = con.get("kind")
+        kind = con.kind
         if kind == "sum":
-            field = str(con["field"])
-            total = con.get("total") if depth == 0 else (_get(parent, "facts") or {}).get(field)
+            field = str(con.field)
+            total = con.total if depth == 0 else parent.facts.get(field)
             if total is None:  # a deeper node that declares no such fact
                 continue
             checked += 1
-            values = [(_get(c, "facts") or {}).get(field) for c in children]
+            values = [c.facts.get(field) for c in children]
             lacking = [
                 _label(i, c)
                 for i, (c, v) in enumerate(zip(children, values, strict=True))
@@ -312,12 +307,12 @@ def check_constraints(
         elif kind == "mention":
             checked += 1
             joined = " ".join(texts)
-            absent = [t for t in con.get("terms", []) if not _mentions(joined, t)]
+            absent = [t for t in con.terms if not _mentions(joined, t)]
             if absent:
                 problems.append(f"not mentioned: {', '.join(absent)}")
         elif kind == "forbid":
             checked += 1
-            named = sorted({t for t in con.get("terms", []) for x in texts if _mentions(x, t)})
+            named = sorted({t for t in con.terms for x in texts if _mentions(x, t)})
             if named:
                 problems.append(f"forbidden: {', '.join(named)}")
     if not checked:
@@ -329,18 +324,18 @@ def check_constraints(
 
 
 def run_checks(
-    parent: Any,
-    children: Sequence[Any],
+    parent: Part,
+    children: Sequence[Part],
     *,
     goal: str = "",
-    constraints: Iterable[Mapping[str, Any]] = (),
+    constraints: Iterable[Constraint] = (),
     min_children: int = 2,
     max_children: int = 6,
     depth: int | None = None,
     elsewhere: Sequence[str] = (),
 ) -> list[Check]:
     """Every mechanical check of a proposed split, in a fixed order."""
-    level = int(_get(parent, "depth", 0) or 0) if depth is None else depth
+    level = 0 if depth is None else depth
     return [
         check_count(children, min_children, max_children),
         check_duplicates(parent, children),
@@ -353,23 +348,24 @@ def run_checks(
 
 
 def check_split(
-    spec_json: Mapping[str, Any], parent: Any, children: Sequence[Any], elsewhere: Sequence[str] = ()
+    spec: GoalSpec, parent: Part, children: Sequence[Part], depth: int, elsewhere: Sequence[str] = ()
 ) -> list[Check]:
-    """:func:`run_checks` with the goal, constraints and limits read from a normalized spec."""
-    tree = spec_json.get("tree", {})
+    """:func:`run_checks` with the goal, constraints and limits of ``spec``, for a split of a
+    node at ``depth``."""
     return run_checks(
         parent,
         children,
-        goal=str(spec_json.get("goal", "")),
-        constraints=spec_json.get("constraints", []),
-        min_children=int(tree.get("min_children", 2)),
-        max_children=int(tree.get("max_children", 6)),
+        goal=spec.goal,
+        constraints=spec.constraints,
+        min_children=spec.tree.min_children,
+        max_children=spec.tree.max_children,
+        depth=depth,
         elsewhere=elsewhere,
     )
 
 
 def combine(
-    checks: Sequence[Check], model_score: int | None, model_weight: float, approve_threshold: int = 60
+    checks: Sequence[Check], model_score: int | None, model_weight: float, approve_threshold: float = 60.0
 ) -> tuple[int, bool]:
     """Blend the checks (weighted mean) with the model's 0..100 rating; decide approval.
 

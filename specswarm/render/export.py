@@ -34,7 +34,6 @@ The context a template sees (documented for user templates):
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -48,7 +47,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from specswarm.errors import SpecSwarmError
-from specswarm.plan.fold import Plan, quorum_size
+from specswarm.plan.views import Plan
+from specswarm.render.filters import FILTERS, fenced_lines
 from specswarm.resources import load_schema, template_dir
 
 FORMATS = ("markdown", "json", "spec")
@@ -130,7 +130,7 @@ def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
             "requirement": None,
             "component": None,
             "task": None,
-            "claimed_by": _claimant(plan, node["id"]),
+            "claimed_by": plan.nodes[node["id"]].claim_holder if node["id"] in plan.nodes else None,
         }
         if depth == 1:
             counters["R"] += 1
@@ -151,11 +151,7 @@ def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
 
     if data["root"] is not None:
         visit(data["root"], "", None)
-    n_scorers = _declared_scorers(plan.spec)
-    try:
-        quorum = quorum_size(plan.spec.get("quorum", "majority"), n_scorers) if plan.spec else None
-    except ValueError:
-        quorum = None
+    quorum = plan.spec.quorum_size() if plan.spec else None
     return {
         "plan": data,
         "nodes": nodes,
@@ -168,187 +164,6 @@ def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _claimant(plan: Plan, node_id: str) -> str | None:
-    """Author of a leaf's winning claim (``Plan.to_json()`` carries only the claim's id)."""
-    view = plan.nodes.get(node_id)
-    if view is None or view.claim is None:
-        return None
-    return next((c.author for c in view.claims if c.id == view.claim), None)
-
-
-def _declared_scorers(spec: Mapping[str, Any] | None) -> int:
-    try:
-        return int((spec or {}).get("roles", {}).get("scorer", {}).get("count", 1))
-    except (AttributeError, TypeError, ValueError):
-        return 1
-
-
-# -- filters: model text is data, and must not break the document --------------------------
-
-_HTML_TAG = re.compile(r"<(?=[A-Za-z/!?])")
-_BLOCK_START = re.compile(r"^( {0,3})(#|`{3}|~{3}|=+\s*$|-{2,}\s*$)")
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
-_LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])(?:\s|$)")
-_MERMAID_UNSAFE = re.compile(r"[^\w .,:'!?+\-/&%()]+")
-
-
-def md_inline(text: Any) -> str:
-    """One line of Markdown: newlines folded, raw HTML tags and a leading ``#`` escaped."""
-    line = " ".join(str(text).split())
-    line = _HTML_TAG.sub("&lt;", line)
-    line = re.sub(r"^(\d+)([.)])(?=\s|$)", r"\1\\\2", line)
-    return re.sub(r"^([#>+=]|-(?=\s|$))", r"\\\1", line)
-
-
-def md_cell(text: Any) -> str:
-    """Like :func:`md_inline`, for a table cell (pipes escaped)."""
-    return md_inline(text).replace("|", "\\|")
-
-
-def md_text(text: Any) -> str:
-    """Multi-line prose kept as Markdown. Lines that would open a heading or a setext
-    underline, and raw HTML tags, are escaped; fenced code blocks are kept only when every
-    one of them is closed (else their fences are escaped too, so none can swallow the rest
-    of the document)."""
-    return "\n".join(_neutralize(str(text).strip().splitlines(), fences=None))
-
-
-def md_quote(text: Any, prefix: str = "> ") -> str:
-    """Multi-line text as a Markdown block quote. Lists, emphasis and code fences inside
-    keep working (a fence cannot outlive the quote); headings and HTML tags are escaped.
-
-    A plain line right after a list is separated from it by an empty quoted line, so it
-    reads as the new paragraph the writer meant rather than as part of the last item.
-    """
-    out: list[str] = []
-    in_list = False
-    for line in _neutralize(str(text).strip().splitlines() or [""], fences=True):
-        item = bool(_LIST_ITEM.match(line))
-        if in_list and line and not item and not line[0].isspace():
-            out.append(prefix.rstrip())
-        if item:
-            in_list = True
-        elif not line or not line[0].isspace():
-            in_list = False
-        out.append((prefix + line).rstrip())
-    return "\n".join(out)
-
-
-def _fenced_lines(lines: list[str]) -> tuple[set[int], bool]:
-    """Indexes of the lines inside (or opening/closing) fenced code blocks, and whether
-    every block is closed (CommonMark rules: a closing fence repeats the opening character
-    at least as many times and carries no info string)."""
-    inside: set[int] = set()
-    opening: tuple[str, int] | None = None
-    for i, line in enumerate(lines):
-        if opening is None:
-            m = _FENCE_OPEN.match(line)
-            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                opening = (m.group(1)[0], len(m.group(1)))
-                inside.add(i)
-            continue
-        inside.add(i)
-        m = _FENCE_CLOSE.match(line)
-        if m and m.group(1)[0] == opening[0] and len(m.group(1)) >= opening[1]:
-            opening = None
-    return inside, opening is None
-
-
-def _neutralize(lines: list[str], fences: bool | None) -> list[str]:
-    """Escape headings, setext underlines and HTML tags outside code; ``fences``: keep
-    code fences (True), keep them only if all are closed (None)."""
-    code, closed = _fenced_lines(lines)
-    if fences is None and not closed:
-        code = set()
-    out = []
-    for i, line in enumerate(lines):
-        line = line.rstrip()
-        if i in code:
-            out.append(line)
-            continue
-        line = _HTML_TAG.sub("&lt;", line)
-        out.append(_BLOCK_START.sub(r"\1\\\2", line))
-    return out
-
-
-def mermaid_label(text: Any, width: int = 32) -> str:
-    """A short Mermaid node label: a safe alphabet only (no quotes, brackets, newlines,
-    ``#``, ``;`` or backticks), cut to ``width`` characters at a word boundary."""
-    label = " ".join(_MERMAID_UNSAFE.sub(" ", str(text).replace('"', "'")).split())
-    if len(label) > width:
-        cut = label[: width - 1]
-        label = (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,.:-") + "…"
-    return label or "(untitled)"
-
-
-def short_peer(peer_id: Any) -> str:
-    """The last six characters of a libp2p peer id (the 12D3KooW prefix is the same for all)."""
-    return "…" + str(peer_id)[-6:]
-
-
-_BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*?)\s*$")
-
-
-def _split_items(text: Any) -> tuple[list[str], list[str]]:
-    """(the lines that are not list items, the list items with their markers removed and
-    their indented continuation lines joined)."""
-    rest: list[str] = []
-    items: list[str] = []
-    in_item = False
-    for line in str(text).strip().splitlines():
-        m = _BULLET.match(line)
-        if m:
-            items.append(m.group(1))
-            in_item = True
-        elif in_item and line[:1].isspace() and line.strip():
-            items[-1] += " " + line.strip()
-        else:
-            in_item = False
-            rest.append(line)
-    return rest, [i for i in items if i]
-
-
-def bullets(text: Any) -> list[str]:
-    """The bullet or numbered-list items of ``text``, one string each (markers removed,
-    wrapped continuation lines joined)."""
-    return _split_items(text)[1]
-
-
-def prose(text: Any) -> str:
-    """``text`` without its list items (what :func:`bullets` leaves), trimmed."""
-    return "\n".join(_split_items(text)[0]).strip()
-
-
-def failed_checks(proposal: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The failed mechanical checks of a proposal's votes, each (name, note) once, in vote order."""
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for vote in proposal["votes"]:
-        for check in vote["checks"]:
-            if not check["passed"]:
-                seen.setdefault((check["name"], check["note"]), dict(check))
-    return list(seen.values())
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 vote``, ``2 votes``."""
-    return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
-_FILTERS = {
-    "md_inline": md_inline,
-    "md_cell": md_cell,
-    "md_text": md_text,
-    "md_quote": md_quote,
-    "mermaid_label": mermaid_label,
-    "short_peer": short_peer,
-    "bullets": bullets,
-    "plural": plural,
-    "failed_checks": failed_checks,
-    "prose": prose,
-}
-
-
 def _environment(loader: jinja2.BaseLoader) -> SandboxedEnvironment:
     env = SandboxedEnvironment(
         loader=loader,
@@ -358,7 +173,7 @@ def _environment(loader: jinja2.BaseLoader) -> SandboxedEnvironment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(_FILTERS)
+    env.filters.update(FILTERS)
     return env
 
 
@@ -384,7 +199,7 @@ def _finish(text: str) -> str:
     """Collapse the runs of blank lines template logic leaves behind (not inside fenced code),
     strip trailing spaces, end with one newline."""
     lines = text.splitlines()
-    code, _ = _fenced_lines(lines)
+    code, _ = fenced_lines(lines)
     out: list[str] = []
     for i, line in enumerate(lines):
         if i in code:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from specswarm.plan.fold import NodeView, Plan
+from specswarm.plan.views import NodeView, Plan
+from specswarm.protocol.identity import short_id
 
 _MARK = {"done": "✔", "claimed": "…", "unclaimed": "·", "split": "▸", "voting": "?", "open": "○"}
-
-
-def short(peer: str) -> str:
-    return peer[-6:]
 
 
 def _line(plan: Plan, n: NodeView) -> str:
@@ -16,10 +13,9 @@ def _line(plan: Plan, n: NodeView) -> str:
     extra = ""
     if n.leaf:
         if n.result:
-            extra = f"  [done by {short(n.result.author)}]"
+            extra = f"  [done by {short_id(n.result.author)}]"
         elif n.claim:
-            holder = next((c.author for c in n.claims if c.id == n.claim), "?")
-            extra = f"  [claimed by {short(holder)}]"
+            extra = f"  [claimed by {short_id(n.claim_holder or '?')}]"
     else:
         acc = n.accepted_proposal
         if acc:

@@ -29,9 +29,12 @@ from typing import IO, Any, Protocol
 import trio
 
 from specswarm.errors import TransportError
+from specswarm.model.tasks import TaskCounts
 from specswarm.plan.fold import FoldState, Plan
+from specswarm.protocol.bodies import Body, JoinBody, RunBody
 from specswarm.protocol.events import MAX_EVENT_BYTES, Event, admit, check_event, make_event
 from specswarm.protocol.identity import Identity
+from specswarm.spec import GoalSpec
 from specswarm.transport.base import Transport
 
 log = logging.getLogger("specswarm.swarm.node")
@@ -79,6 +82,7 @@ SYNC_MIN_INTERVAL = 2.0
 
 class Role(Protocol):
     name: str
+    last_failure: str | None
 
     async def act(self, node: Node, plan: Plan) -> None:
         """Look at the plan, publish what this role should, return (called again on change)."""
@@ -112,6 +116,8 @@ class NodeCounters:
     """Anti-entropy requests this node made (inv + get)."""
     sync_bytes: int = 0
     """Bytes of those requests and their responses."""
+    tasks: TaskCounts = field(default_factory=TaskCounts)
+    """What the model tasks counted: retries, loops cut, sums fitted, bad answers, give-ups."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,6 +137,7 @@ class NodeCounters:
             "announces": self.announces,
             "sync_requests": self.sync_requests,
             "sync_bytes": self.sync_bytes,
+            "tasks": self.tasks.to_json(),
         }
 
 
@@ -151,7 +158,7 @@ class Node:
         run_event: Event | None = None,
         admission: str | None = None,
         admission_key: Identity | None = None,
-        role_factory: Callable[[dict[str, Any]], Role | None] | None = None,
+        role_factory: Callable[[GoalSpec], Role | None] | None = None,
         strategy: str | None = None,
         preload: Iterable[Event] = (),
         sink: IO[str] | None = None,
@@ -191,13 +198,9 @@ class Node:
         self._verified: dict[bytes, tuple[str | None, Event]] = {}
         """Gossip the validator just verified -> (run id it was checked against, event), so the
         receive loop does not verify the same bytes twice (bounded: VERIFIED_CACHE)."""
-        self.first_seen: dict[str, float] = {}
-        """Local monotonic time at which a node/claim id was first seen (for takeovers)."""
         self.last_connected: dict[str, float] = {}
         self.ready = trio.Event()
         self._test_loss, self._test_loss_rng = _test_loss_from_env(identity.peer_id)
-        self.last_model_failure: str | None = None
-        """The latest model failure of this peer's role (shown in status lines and when a run stalls)."""
 
     # -- identity & state ------------------------------------------------------------------
     @property
@@ -259,10 +262,10 @@ class Node:
             await changed.wait()
 
     # -- publishing --------------------------------------------------------------------------
-    async def publish(self, kind: str, body: dict[str, Any]) -> Event:
+    async def publish(self, body: Body) -> Event:
         assert self.run_event is not None, "publish before the run is known"
         self.lamport += 1
-        event = make_event(self.identity, self.run_event.run, kind, self.lamport, body)
+        event = make_event(self.identity, self.run_event.run, body.KIND, self.lamport, body)
         self.add(event)
         self.counters.published += 1
         await self._gossip_event(event)
@@ -485,7 +488,7 @@ class Node:
             "transport": self.transport.stats.to_json(),
             "peers": len(self.transport.peers()),
             "addrs": self.transport.addrs(),
-            "last_model_failure": self.last_model_failure,
+            "last_model_failure": self.role.last_failure if self.role else None,
         }
 
     async def run(
@@ -506,7 +509,8 @@ class Node:
                     self.add(event)
             self._preload = []
             if self.role is None and self.role_factory is not None:
-                self.role = self.role_factory(dict(run_event.body["spec"]))
+                assert isinstance(run_event.body, RunBody)
+                self.role = self.role_factory(run_event.body.spec)
             await self.transport.subscribe(topic_for(run_event))
             if self.role_name != "observer":
                 await self._join()
@@ -522,21 +526,20 @@ class Node:
 
     async def _join(self) -> None:
         mine = [e for e in self.state.events() if e.kind == "join" and e.author == self.peer_id]
-        if any(e.body["role"] == self.role_name for e in mine):
+        if any(isinstance(e.body, JoinBody) and e.body.role == self.role_name for e in mine):
             for e in mine:  # re-gossip after a restart: others may have missed it
                 await self._gossip_event(e)
             return
         admission = self.admission
         if admission is None and self.admission_key is not None and self.run_id:
             admission = admit(self.admission_key, self.run_id, self.peer_id, self.role_name)
-        await self.publish(
-            "join", {"role": self.role_name, "strategy": self.strategy, "admission": admission}
-        )
+        await self.publish(JoinBody(role=self.role_name, strategy=self.strategy, admission=admission))
 
 
 def topic_for(run_event: Event) -> str:
-    spec = run_event.body["spec"]
-    return spec.get("network", {}).get("topic") or f"specswarm/{run_event.run}"
+    """The GossipSub topic of a run: the spec's, or one derived from the run id."""
+    assert isinstance(run_event.body, RunBody)
+    return run_event.body.spec.network.topic or f"specswarm/{run_event.run}"
 
 
 def _dumps(obj: Any) -> bytes:

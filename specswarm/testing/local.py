@@ -18,6 +18,7 @@ import trio
 from specswarm.model.base import Model
 from specswarm.protocol.events import Event, admit, make_run_event
 from specswarm.protocol.identity import Identity
+from specswarm.spec import GoalSpec, spec_from_json
 from specswarm.swarm.node import Node
 from specswarm.swarm.roles import make_role
 from specswarm.transport.memory import MemoryNetwork, open_memory_network
@@ -33,6 +34,11 @@ class LocalSwarm:
     roles: dict[str, str] = field(default_factory=dict)
 
 
+def as_spec(spec: GoalSpec | Mapping[str, Any]) -> GoalSpec:
+    """A GoalSpec, given one or its normalized JSON (``GoalSpec.to_json()``)."""
+    return spec if isinstance(spec, GoalSpec) else spec_from_json(spec)
+
+
 def _seeded(rng: random.Random) -> Identity:
     return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
 
@@ -41,7 +47,7 @@ async def start_peer(
     swarm: LocalSwarm,
     nursery: trio.Nursery,
     role: str,
-    spec: Mapping[str, Any],
+    spec: GoalSpec | Mapping[str, Any],
     model_factory: Callable[[], Model] | None,
     *,
     identity: Identity,
@@ -53,7 +59,7 @@ async def start_peer(
     node = Node(
         transport,
         identity,
-        make_role(role, spec, model_factory, strategy),
+        make_role(role, as_spec(spec), model_factory, strategy),
         role_name=role,
         run_event=None if learn else swarm.run_event,
         admission=sig,
@@ -91,7 +97,7 @@ async def wait_converged(swarm: LocalSwarm, timeout: float, peers: list[str] | N
 
 
 async def run_local(
-    spec: Mapping[str, Any],
+    spec: GoalSpec | Mapping[str, Any],
     model_factory: Callable[[], Model],
     *,
     seed: int = 0,
@@ -101,21 +107,18 @@ async def run_local(
     announce_interval: float = 0.3,
 ) -> tuple[str, LocalSwarm, float]:
     """Run the spec's declared swarm to convergence. Returns (digest, swarm, seconds)."""
+    spec = as_spec(spec)
     rng = random.Random(seed)
     launcher, admission = _seeded(rng), _seeded(rng)
     run_event = make_run_event(launcher, spec, admission=admission.public_key.hex(), nonce=str(seed))
     async with open_memory_network(seed=seed, loss=loss, delay=delay) as net, trio.open_nursery() as nursery:
         swarm = LocalSwarm(net, run_event, admission)
-        roles = spec["roles"]
         started = time.monotonic()
-        for role in ("observer", "scorer", "executor", "decomposer"):
-            for i in range(int(roles.get(role, {}).get("count", 0))):
-                strategies = roles.get("decomposer", {}).get("strategies") or ["by parts"]
-                strategy = strategies[i % len(strategies)] if role == "decomposer" else None
-                node = await start_peer(
-                    swarm, nursery, role, spec, model_factory, identity=_seeded(rng), strategy=strategy
-                )
-                node.announce_interval = announce_interval
+        for seat in spec.roster():
+            node = await start_peer(
+                swarm, nursery, seat.role, spec, model_factory, identity=_seeded(rng), strategy=seat.strategy
+            )
+            node.announce_interval = announce_interval
         digest = await wait_converged(swarm, timeout)
         elapsed = time.monotonic() - started
         nursery.cancel_scope.cancel()

@@ -12,55 +12,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specswarm.plan.fold import FoldState, child_id
+from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, admit, make_event, make_run_event
 from specswarm.protocol.identity import Identity
+from specswarm.spec import TASKS, GoalSpec, spec_from_mapping
 
 _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ node.title }}{% endblock %}"
 
 
 def minimal_spec(**overrides: Any) -> dict[str, Any]:
-    """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts."""
-    spec: dict[str, Any] = {
-        "version": 1,
+    """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts, the scripted
+    model and an open swarm; ``overrides`` replace top-level sections (defaults fill the rest)."""
+    data: dict[str, Any] = {
         "name": "synthetic",
         "goal": "Plan a weekend in Lisbon",
         "context": "Two adults, spring.",
-        "constraints": [],
-        "quorum": "majority",
         "roles": {
             "decomposer": {"count": 2, "strategies": ["by place", "by day"]},
             "scorer": {"count": 3},
             "executor": {"count": 2},
             "observer": {"count": 1},
         },
-        "prompts": {k: _STUB_PROMPT for k in ("decompose", "refine", "score", "execute")},
-        "tree": {
-            "max_depth": 2,
-            "min_children": 2,
-            "max_children": 6,
-            "max_revisions": 2,
-            "approve_threshold": 60,
-        },
-        "model": {
-            "backend": "scripted",
-            "file": None,
-            "name": None,
-            "temperature": 0.0,
-            "top_k": 1,
-            "seed": 42,
-            "repeat_penalty": 1.1,
-            "threads": 2,
-            "cassette": None,
-            "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
-            "model_weight": 0.2,
-        },
-        "network": {"listen": "/ip4/127.0.0.1/tcp/0", "bootstrap": [], "mdns": False, "topic": None},
-        "access": {"mode": "open", "peers": [], "secret_env": "SPECSWARM_SECRET"},
-        "budget": {"seconds": 900, "settle_seconds": 1.0, "claim_timeout": 180},
-        "output": {"format": "markdown", "template": None},
+        "prompts": dict.fromkeys(TASKS, _STUB_PROMPT),
+        "model": {"backend": "scripted"},
+        "access": {"mode": "open"},
     }
-    spec.update(overrides)
-    return spec
+    data.update(overrides)
+    return spec_from_mapping(data, name="synthetic").to_json()
 
 
 def _seeded_identity(rng: random.Random) -> Identity:
@@ -71,7 +49,7 @@ def _seeded_identity(rng: random.Random) -> Identity:
 class Swarm:
     """Signs events on behalf of a set of synthetic peers, tracking Lamport clocks."""
 
-    spec: dict[str, Any] = field(default_factory=minimal_spec)
+    spec: GoalSpec | dict[str, Any] = field(default_factory=minimal_spec)
     seed: int = 0
     admission: Identity | None = None
     events: list[Event] = field(default_factory=list)
@@ -85,9 +63,9 @@ class Swarm:
         self.run_event = make_run_event(self.launcher, self.spec, admission=adm, nonce=str(self.seed))
         self.run = self.run_event.run
         self.events.append(self.run_event)
-        for role in ("decomposer", "scorer", "executor", "observer"):
-            for _ in range(int(self.spec["roles"].get(role, {}).get("count", 0))):
-                self.add_peer(role)
+        assert isinstance(self.run_event.body, RunBody)
+        for seat in self.run_event.body.spec.roster(order=("decomposer", "scorer", "executor", "observer")):
+            self.add_peer(seat.role)
 
     def add_peer(self, role: str, admitted: bool = True) -> Identity:
         ident = _seeded_identity(self.rng)

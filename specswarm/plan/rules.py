@@ -1,0 +1,162 @@
+"""The fold's rules, as pure functions of events: who has which role, which split of a node
+is accepted, which claim on a leaf wins, and which result counts.
+
+No state and no caching here (that is :mod:`specswarm.plan.fold`'s job): each function
+takes the events that bear on one decision and returns the views. The rules:
+
+* roles come from ``join`` events: the least (lamport, id) join of an author counts; in a
+  run with an admission key, only joins it signed; in ``allowlist`` mode only listed peers;
+* a proposal is accepted when approving votes of distinct authorised scorers reach the
+  quorum; among several, the one whose quorum-completing vote is least in (lamport, author)
+  wins, then the higher mean score, then the lesser id;
+* on a leaf, the least (lamport, author) live claim wins; a claim named in a later claim's
+  ``supersedes`` is dead;
+* one result counts per leaf: the one under the least claim, then least id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from specswarm.plan.views import ClaimView, ProposalView, ResultView, VoteView
+from specswarm.protocol.bodies import ClaimBody, JoinBody, ProposalBody, ResultBody, RunBody, VoteBody
+from specswarm.protocol.events import Event, admission_valid
+
+SplitDecision = tuple[tuple[ProposalView, ...], str | None]
+"""Every counted proposal of a node (accepted first), and the accepted one's id."""
+LeafDecision = tuple[tuple[ClaimView, ...], str | None, ResultView | None]
+"""Every counted claim on a leaf, the winning claim's id, and the counted result."""
+
+
+def least(a: Event | None, b: Event) -> Event:
+    """The lesser of two events in (lamport, id) order (``a`` may be None)."""
+    return b if a is None or (b.lamport, b.id) < (a.lamport, a.id) else a
+
+
+def assign_roles(run: Event, joins: Mapping[str, Iterable[Event]]) -> dict[str, str]:
+    """peer id -> role, from every author's joins (``joins``: author -> its join events)."""
+    assert isinstance(run.body, RunBody)
+    access = run.body.spec.access
+    allow = set(access.peers)
+    admission = run.body.admission
+    roles: dict[str, str] = {}
+    for author, events in joins.items():
+        if access.mode == "allowlist" and author not in allow:
+            continue
+        best: Event | None = None
+        for join in events:
+            body = join.body
+            if join.run != run.run or not isinstance(body, JoinBody):
+                continue
+            if admission and not admission_valid(admission, run.run, author, body.role, body.admission):
+                continue
+            best = least(best, join)
+        if best is not None:
+            assert isinstance(best.body, JoinBody)
+            roles[author] = best.body.role
+    return roles
+
+
+def _vote_view(v: Event) -> VoteView:
+    b = v.body
+    assert isinstance(b, VoteBody)
+    return VoteView(v.id, v.author, b.approve, b.score, b.critique, b.checks, b.model_score, v.lamport)
+
+
+def decide_split(
+    run: str,
+    node: str,
+    proposals: Iterable[Event],
+    votes: Mapping[str, Iterable[Event]],
+    roles: Mapping[str, str],
+    q: int,
+    n_scorers: int,
+) -> SplitDecision:
+    """Which proposal for ``node`` is accepted. ``votes``: proposal id -> the least vote of each
+    author (any run); only this run's votes by authorised scorers count."""
+    candidates: list[tuple[tuple[int, str, int, str], str]] = []
+    counted: list[tuple[Event, ProposalBody, list[Event], int, int, int | None]] = []
+    for prop in proposals:
+        body = prop.body
+        if roles.get(prop.author) != "decomposer" or prop.run != run or not isinstance(body, ProposalBody):
+            continue
+        ballots = sorted(
+            (v for v in votes.get(prop.id, ()) if v.run == run and roles.get(v.author) == "scorer"),
+            key=lambda v: v.order,
+        )
+        approvals = [v for v in ballots if isinstance(v.body, VoteBody) and v.body.approve]
+        rejections = len(ballots) - len(approvals)
+        scores = [v.body.score for v in ballots if isinstance(v.body, VoteBody)]
+        mean = (sum(scores) * 1000 // len(scores)) if scores else None
+        if len(approvals) >= q:
+            done = approvals[q - 1]
+            candidates.append(((done.lamport, done.author, -(mean or 0), prop.id), prop.id))
+        counted.append((prop, body, ballots, len(approvals), rejections, mean))
+    accepted = min(candidates)[1] if candidates else None
+    views = []
+    for prop, body, ballots, n_app, n_rej, mean in counted:
+        if prop.id == accepted:
+            status = "accepted"
+        elif n_app >= q:
+            status = "outvoted"
+        elif n_rej > n_scorers - q:
+            status = "rejected"
+        else:
+            status = "outvoted" if accepted else "pending"
+        views.append(
+            ProposalView(
+                prop.id,
+                node,
+                prop.author,
+                body.strategy,
+                body.children,
+                body.revises,
+                body.rationale,
+                prop.lamport,
+                tuple(_vote_view(v) for v in ballots),
+                n_app,
+                n_rej,
+                None if mean is None else (mean + 500) // 1000,
+                status,
+            )
+        )
+    views.sort(key=lambda p: (p.id != accepted, p.lamport, p.author, p.id))
+    return tuple(views), accepted
+
+
+def decide_leaf(
+    run: str, claims_held: Mapping[str, Event], results: Iterable[Event], roles: Mapping[str, str]
+) -> LeafDecision:
+    """Which claim on a leaf wins and which result counts (``claims_held``: claim id -> claim)."""
+    claims: dict[str, tuple[Event, ClaimBody]] = {
+        cid: (c, c.body)
+        for cid, c in claims_held.items()
+        if roles.get(c.author) == "executor" and c.run == run and isinstance(c.body, ClaimBody)
+    }
+    dead = {
+        b.supersedes
+        for c, b in claims.values()
+        if b.supersedes in claims and claims[b.supersedes][0].lamport < c.lamport
+    }
+    live = [c for cid, (c, _) in claims.items() if cid not in dead]
+    winner = min(live, key=lambda c: c.order).id if live else None
+    best: tuple[tuple[int, str, str], Event, ResultBody] | None = None
+    for res in results:
+        body = res.body
+        if not isinstance(body, ResultBody):
+            continue
+        held = claims.get(body.claim)
+        if held is None or held[0].author != res.author or res.run != run:
+            continue
+        key = (held[0].lamport, held[0].author, res.id)
+        if best is None or key < best[0]:
+            best = (key, res, body)
+    result = None
+    if best is not None:
+        _, r, rb = best
+        result = ResultView(r.id, r.author, rb.claim, rb.output, rb.model)
+    views = tuple(
+        ClaimView(c.id, c.author, c.lamport, b.supersedes, c.id not in dead)
+        for c, b in sorted(claims.values(), key=lambda cb: cb[0].order)
+    )
+    return views, winner, result

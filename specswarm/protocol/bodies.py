@@ -1,0 +1,257 @@
+"""Typed event bodies: parsed once, at the edge, from the JSON an event was signed over.
+
+``schemas/event.schema.json`` says what a body may hold; :func:`parse_body` turns a
+body that passed it into one of the frozen classes below, and every module past
+the edge reads attributes, never string keys. ``to_json()`` gives back the JSON
+form (what :func:`~specswarm.protocol.events.make_event` signs).
+
+A run body carries the whole goal spec; it is validated and built into a
+:class:`~specswarm.spec.GoalSpec` once per distinct spec in a process (peers hear
+the same run event many times: in gossip, sync answers and ``hello`` replies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, ClassVar, TypeAlias
+
+from specswarm.errors import EventError, SpecError
+from specswarm.protocol.canonical import canonical_bytes
+from specswarm.spec import GoalSpec, spec_from_json
+
+Facts: TypeAlias = Mapping[str, int | str]
+"""Facts a child states about itself, e.g. ``{"days": 3}``."""
+
+
+@dataclass(frozen=True)
+class Child:
+    """One proposed child of a node (the ``children`` items of a proposal body)."""
+
+    title: str
+    """The child's title (at most 200 characters on the wire)."""
+    detail: str = ""
+    """What the child covers; may be empty."""
+    leaf: bool = False
+    """True when the child is to be executed rather than split further."""
+    facts: Facts = field(default_factory=dict)
+    """Facts the child states, e.g. ``{"days": 3}`` (for sum constraints)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "detail": self.detail, "leaf": self.leaf, "facts": dict(self.facts)}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Child:
+        return cls(str(raw["title"]), str(raw["detail"]), bool(raw["leaf"]), dict(raw["facts"]))
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One mechanical check a scorer ran (the ``checks`` items of a vote body)."""
+
+    name: str
+    """The check's name (count, duplicates, overlap, ...)."""
+    score: int
+    """0..100, higher is better."""
+    passed: bool
+    """False when the check found a problem."""
+    note: str
+    """What was found, for the decomposer that revises."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "score": self.score, "passed": self.passed, "note": self.note}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> CheckResult:
+        return cls(str(raw["name"]), int(raw["score"]), bool(raw["passed"]), str(raw["note"]))
+
+
+@dataclass(frozen=True)
+class RunBody:
+    """``run``: the spec of the run; the run id is the hash of this body."""
+
+    KIND: ClassVar[str] = "run"
+    spec: GoalSpec
+    """The validated goal spec every peer of the run follows."""
+    admission: str | None
+    """Hex Ed25519 public key that must sign every join; None for an open swarm."""
+    nonce: str
+    """Makes two runs of one spec distinct."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spec": self.spec.to_json(), "admission": self.admission, "nonce": self.nonce}
+
+
+@dataclass(frozen=True)
+class JoinBody:
+    """``join``: the author takes a role."""
+
+    KIND: ClassVar[str] = "join"
+    role: str
+    """decomposer | scorer | executor | observer."""
+    strategy: str | None
+    """A decomposer's strategy; None otherwise."""
+    admission: str | None
+    """Base64 admission signature (runs with an admission key)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "strategy": self.strategy, "admission": self.admission}
+
+
+@dataclass(frozen=True)
+class ProposalBody:
+    """``proposal``: a split of a node into ordered children."""
+
+    KIND: ClassVar[str] = "proposal"
+    node: str
+    """Id of the node split."""
+    strategy: str
+    """The decomposer's strategy."""
+    children: tuple[Child, ...]
+    """The proposed children, in order."""
+    revises: str | None
+    """Id of the rejected proposal this one revises, if any."""
+    rationale: str
+    """Why this split (and what it fixed)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "strategy": self.strategy,
+            "children": [c.to_json() for c in self.children],
+            "revises": self.revises,
+            "rationale": self.rationale,
+        }
+
+
+@dataclass(frozen=True)
+class VoteBody:
+    """``vote``: a scorer's verdict on one proposal."""
+
+    KIND: ClassVar[str] = "vote"
+    proposal: str
+    """Id of the proposal judged."""
+    approve: bool
+    """The verdict."""
+    score: int
+    """Combined score 0..100."""
+    critique: str
+    """What to fix (one line per failed check)."""
+    checks: tuple[CheckResult, ...]
+    """The mechanical checks run."""
+    model_score: int | None
+    """The model's 0..100 rating, if one was used."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "proposal": self.proposal,
+            "approve": self.approve,
+            "score": self.score,
+            "critique": self.critique,
+            "checks": [c.to_json() for c in self.checks],
+            "model_score": self.model_score,
+        }
+
+
+@dataclass(frozen=True)
+class ClaimBody:
+    """``claim``: an executor claims a leaf."""
+
+    KIND: ClassVar[str] = "claim"
+    leaf: str
+    """Id of the leaf claimed."""
+    supersedes: str | None
+    """Id of a dead holder's claim this one replaces."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leaf": self.leaf, "supersedes": self.supersedes}
+
+
+@dataclass(frozen=True)
+class ResultBody:
+    """``result``: an executor's output for a leaf, under its claim."""
+
+    KIND: ClassVar[str] = "result"
+    leaf: str
+    """Id of the leaf."""
+    claim: str
+    """Id of the claim it was made under."""
+    output: str
+    """The leaf's content."""
+    model: str
+    """Name of the model that wrote it."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"leaf": self.leaf, "claim": self.claim, "output": self.output, "model": self.model}
+
+
+Body: TypeAlias = RunBody | JoinBody | ProposalBody | VoteBody | ClaimBody | ResultBody
+"""Any event body."""
+
+
+def _children(items: Sequence[Mapping[str, Any]]) -> tuple[Child, ...]:
+    return tuple(Child.from_json(c) for c in items)
+
+
+def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
+    """The typed body of an event of ``kind``; raise EventError if it does not have the shape
+    the event schema asks for (callers check the schema first; this is the last guard)."""
+    try:
+        if kind == "run":
+            return RunBody(_run_spec(canonical_bytes(raw["spec"])), raw["admission"], str(raw["nonce"]))
+        if kind == "join":
+            return JoinBody(str(raw["role"]), raw["strategy"], raw["admission"])
+        if kind == "proposal":
+            return ProposalBody(
+                str(raw["node"]),
+                str(raw["strategy"]),
+                _children(raw["children"]),
+                raw["revises"],
+                str(raw["rationale"]),
+            )
+        if kind == "vote":
+            return VoteBody(
+                str(raw["proposal"]),
+                bool(raw["approve"]),
+                int(raw["score"]),
+                str(raw["critique"]),
+                tuple(CheckResult.from_json(c) for c in raw["checks"]),
+                None if raw["model_score"] is None else int(raw["model_score"]),
+            )
+        if kind == "claim":
+            return ClaimBody(str(raw["leaf"]), raw["supersedes"])
+        if kind == "result":
+            return ResultBody(str(raw["leaf"]), str(raw["claim"]), str(raw["output"]), str(raw["model"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EventError(f"malformed {kind} body: {type(exc).__name__}: {exc}") from None
+    raise EventError(f"unknown event kind {kind!r}")
+
+
+@lru_cache(maxsize=32)
+def _run_spec(spec_bytes: bytes) -> GoalSpec:
+    """The GoalSpec of a run event's spec (built once per distinct spec in a process)."""
+    import json
+
+    try:
+        return spec_from_json(json.loads(spec_bytes))
+    except SpecError as exc:
+        first = exc.problems[0] if exc.problems else None
+        raise EventError(
+            f"run event: invalid spec: {first.path}: {first.message}" if first else "run event: invalid spec"
+        ) from None
+
+
+__all__ = [
+    "Body",
+    "CheckResult",
+    "Child",
+    "ClaimBody",
+    "Facts",
+    "JoinBody",
+    "ProposalBody",
+    "ResultBody",
+    "RunBody",
+    "VoteBody",
+    "parse_body",
+]

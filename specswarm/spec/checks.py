@@ -1,0 +1,209 @@
+"""What a schema cannot say about a spec: semantic checks, prompt templates, named files."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from specswarm import resources
+from specswarm.errors import SpecProblem
+from specswarm.spec._yaml import DocPath
+from specswarm.spec.values import TASKS, Prompts, TreeLimits, normal_quorum
+from specswarm.spec.wording import Where, show
+
+# --------------------------------------------------------------------------- semantic problems
+
+
+def section(data: Mapping[str, Any], *keys: Any) -> Any:
+    node: Any = data
+    for key in keys:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
+def is_int(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and value.is_integer()
+    )
+
+
+def _non_finite(value: Any, path: DocPath = ()) -> Iterator[tuple[DocPath, float]]:
+    """YAML's .inf / .nan and where they are: no field accepts them (canonical JSON cannot)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _non_finite(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_finite(item, (*path, index))
+
+
+def semantic_problems(data: Mapping[str, Any], where: Where) -> list[SpecProblem]:
+    """What the schema cannot express. Each check skips values the schema already rejects."""
+    problems = [
+        where.at(at, f"{show(value)} is not allowed (expected a finite number)")
+        for at, value in _non_finite(data)
+    ]
+    quorum = normal_quorum(data.get("quorum"))
+    scorers = section(data, "roles", "scorer", "count")
+    if isinstance(quorum, int) and not isinstance(quorum, bool) and is_int(scorers) and quorum > scorers >= 1:
+        problems.append(
+            where.at(
+                ("quorum",),
+                f"quorum {quorum} is larger than "
+                f"roles.scorer.count {int(scorers)} (expected at most "
+                f"{int(scorers)}, 'majority' or 'all')",
+            )
+        )
+
+    tree = data.get("tree")
+    if isinstance(tree, Mapping):
+        low = tree.get("min_children", TreeLimits.min_children)
+        high = tree.get("max_children", TreeLimits.max_children)
+        if is_int(low) and is_int(high) and low > high:
+            if "min_children" in tree:
+                other = "max_children" if "max_children" in tree else "the default max_children"
+                problems.append(
+                    where.at(
+                        ("tree", "min_children"),
+                        f"min_children {low} is larger than {other} {high} (expected at most {high})",
+                    )
+                )
+            else:
+                problems.append(
+                    where.at(
+                        ("tree", "max_children"),
+                        f"max_children {high} is smaller "
+                        f"than the default min_children {low} (expected at least {low})",
+                    )
+                )
+
+    for index, constraint in enumerate(data.get("constraints") or []):
+        if not isinstance(constraint, Mapping):
+            continue
+        kind = constraint.get("kind")
+        stray = ("terms",) if kind == "sum" else ("field", "total") if kind in ("mention", "forbid") else ()
+        needs = "field and total" if kind == "sum" else "terms"
+        for key in stray:
+            if key in constraint:
+                problems.append(
+                    where.at(
+                        ("constraints", index, key),
+                        f"{key!r} does not apply to a {kind!r} constraint (expected {needs})",
+                        mode="key",
+                    )
+                )
+
+    access = data.get("access")
+    if isinstance(access, Mapping) and access.get("mode") == "allowlist" and not access.get("peers"):
+        problems.append(
+            where.at(("access", "peers"), "mode 'allowlist' admits nobody (expected at least one peer id)")
+        )
+    return problems
+
+
+# --------------------------------------------------------------------------- templates and files
+
+
+@cache
+def _jinja() -> SandboxedEnvironment:
+    return SandboxedEnvironment(undefined=jinja2.StrictUndefined)
+
+
+def _jinja_problem(text: str, label: str) -> str | None:
+    try:
+        _jinja().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        return f"Jinja2 syntax error in {label}:{exc.lineno}: {exc.message}"
+    return None
+
+
+def _read_template(path: Path, label: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, what is wrong) for a template file."""
+    if not path.is_file():
+        return None, f"template file {label!r} not found (looked for {path})"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read template file {label!r}: {exc}"
+    return text, _jinja_problem(text, label)
+
+
+def _default_prompt(task: str) -> Path:
+    try:
+        return resources.template_dir() / "prompts" / f"{task}.j2"
+    except FileNotFoundError:
+        return Path("templates") / "prompts" / f"{task}.j2"
+
+
+def prompts_from_files(
+    data: Mapping[str, Any], where: Where, base: Path
+) -> tuple[Prompts, list[SpecProblem]]:
+    given = data.get("prompts")
+    given = given if isinstance(given, Mapping) else {}
+    texts: dict[str, str] = {}
+    problems: list[SpecProblem] = []
+    for task in TASKS:
+        if task in given:
+            if not isinstance(given[task], str) or not given[task]:
+                continue  # the schema reported it
+            path, label = base / Path(given[task]).expanduser(), given[task]
+        else:
+            path, label = _default_prompt(task), f"templates/prompts/{task}.j2"
+        text, problem = _read_template(path, label)
+        if problem:
+            problems.append(where.at(("prompts", task), problem))
+        if text is not None:
+            texts[task] = text
+    return Prompts(**{t: texts.get(t, "") for t in TASKS}), problems
+
+
+def prompts_from_text(data: Mapping[str, Any], where: Where) -> tuple[Prompts, list[SpecProblem]]:
+    given = data.get("prompts")
+    given = given if isinstance(given, Mapping) else {}
+    problems: list[SpecProblem] = []
+    for task in TASKS:
+        if task not in given:
+            problems.append(
+                where.at(
+                    ("prompts",),
+                    f"missing required field {task!r} (expected the template text)",
+                    mode="parent",
+                )
+            )
+        elif isinstance(given[task], str):
+            problem = _jinja_problem(given[task], f"prompts.{task}")
+            if problem:
+                problems.append(where.at(("prompts", task), problem))
+    return Prompts(**{t: given.get(t) or "" for t in TASKS}), problems
+
+
+def file_problems(data: Mapping[str, Any], where: Where, base: Path) -> list[SpecProblem]:
+    """Files the spec names that must exist: replay cassette, model file, output template."""
+    problems: list[SpecProblem] = []
+    model = data.get("model")
+    model = model if isinstance(model, Mapping) else {}
+    checks: list[tuple[DocPath, str]] = []
+    if model.get("backend") == "replay":
+        checks.append((("model", "cassette"), "cassette"))
+    if model.get("backend", "gpt4all") in ("gpt4all", "llama"):
+        checks.append((("model", "file"), "model file"))
+    for at, what in checks:
+        value = section(data, *at)
+        if isinstance(value, str) and value:
+            path = (base / Path(value).expanduser()).resolve()
+            if not path.is_file():
+                problems.append(where.at(at, f"{what} {value!r} not found (looked for {path})"))
+    template = section(data, "output", "template")
+    if isinstance(template, str) and template:
+        _, problem = _read_template(base / Path(template).expanduser(), template)
+        if problem:
+            problems.append(where.at(("output", "template"), problem))
+    return problems

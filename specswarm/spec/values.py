@@ -1,0 +1,334 @@
+"""The values of a goal spec: frozen dataclasses whose defaults are the only defaults.
+
+Every field's default is written here once; ``schemas/goal.schema.json`` repeats
+them as ``default`` keywords for editors, and a test checks that the two agree.
+``GoalSpec.to_json()`` gives the normalized dict that travels in the ``run``
+event (every default filled in, prompt templates inlined as text).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from specswarm.errors import SpecProblem
+from specswarm.spec._yaml import DocPath
+from specswarm.spec.wording import Where
+
+TASKS = ("decompose", "refine", "score", "execute")
+"""The model tasks; each has a prompt template and a token limit."""
+DEFAULT_STRATEGIES = ("by parts", "by sequence", "by theme")
+"""Decomposer strategies used when a spec declares none."""
+SCHEMA_NAME = "goal.schema.json"
+
+Quorum = str | int | float
+"""``"majority"``, ``"all"``, a count k >= 1, or a fraction in (0, 1] of the scorers."""
+
+
+# --------------------------------------------------------------------------- value objects
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A declared constraint that scorers check mechanically on a proposed split."""
+
+    kind: Literal["sum", "mention", "forbid"]
+    """sum: the children's facts ``field`` add up to ``total``; mention: the split names
+    every term; forbid: no child names any term."""
+    field: str | None = None
+    """sum only: the integer fact each child declares (e.g. ``days``)."""
+    total: float | None = None
+    """sum only: what the children's facts must add up to (kept as written: int or float)."""
+    terms: tuple[str, ...] = ()
+    """mention / forbid only: the words to look for (case-insensitive)."""
+    applies_to: Literal["root", "all"] = "root"
+    """``root``: only the split of the root node; ``all``: every split."""
+
+    def to_json(self) -> dict[str, Any]:
+        if self.kind == "sum":
+            return {
+                "kind": self.kind,
+                "field": self.field,
+                "total": self.total,
+                "applies_to": self.applies_to,
+            }
+        return {"kind": self.kind, "terms": list(self.terms), "applies_to": self.applies_to}
+
+
+@dataclass(frozen=True)
+class Role:
+    """How many peers take a role."""
+
+    count: int = 1
+    """Number of peers (the launcher starts one process each)."""
+
+
+@dataclass(frozen=True)
+class DecomposerRole:
+    """The decomposers: how many, and the strategies they split by."""
+
+    count: int
+    """Number of decomposer peers."""
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    """Splitting strategies; decomposer i uses ``strategies[i % len(strategies)]``."""
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Who takes part in a run."""
+
+    decomposer: DecomposerRole
+    """Peers that propose splits."""
+    scorer: Role
+    """Peers that vote on splits; their count is n in the quorum rule."""
+    executor: Role
+    """Peers that claim leaves and write their content."""
+    observer: Role = Role(1)
+    """Peers that only watch and render."""
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The Jinja2 prompt templates, as template *text*."""
+
+    decompose: str
+    """Asks a decomposer to split a node."""
+    refine: str
+    """Asks a decomposer to revise a rejected split, given the critiques."""
+    score: str
+    """Asks a scorer's model to rate a split."""
+    execute: str
+    """Asks an executor to write the content of a leaf."""
+
+
+@dataclass(frozen=True)
+class TreeLimits:
+    """Limits on the shape of the plan tree."""
+
+    max_depth: int = 2
+    """Depth at which every node is a leaf (the root has depth 0), 1..6."""
+    min_children: int = 2
+    """Fewest children a split may have."""
+    max_children: int = 6
+    """Most children a split may have."""
+    max_revisions: int = 2
+    """How often one decomposer may revise its rejected split of a node."""
+    approve_threshold: float = 60.0
+    """Combined score (0..100) at or above which a scorer approves."""
+
+
+@dataclass(frozen=True)
+class TokenLimits:
+    """Most tokens the model may generate, per task."""
+
+    decompose: int = 400
+    """Per split."""
+    refine: int = 400
+    """Per revised split."""
+    score: int = 120
+    """Per rating."""
+    execute: int = 300
+    """Per leaf."""
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The local model every peer runs."""
+
+    backend: Literal["gpt4all", "replay", "scripted", "llama"] = "gpt4all"
+    """gpt4all (the embedded model), replay (a cassette), scripted (canned), llama."""
+    file: Path | None = None
+    """A GGUF file (absolute); None for the embedded default model."""
+    name: str | None = None
+    """A gpt4all catalogue name, used when ``file`` is None."""
+    temperature: float = 0.0
+    """Sampling temperature."""
+    top_k: int = 1
+    """Top-k sampling; 1 is greedy."""
+    seed: int = 42
+    """Random seed."""
+    repeat_penalty: float = 1.1
+    """Penalty on repeated tokens (stops small models from looping)."""
+    threads: int = 2
+    """CPU threads per model process."""
+    cassette: Path | None = None
+    """Recorded outputs (absolute): replayed by ``replay``, recorded into by real backends."""
+    max_tokens: TokenLimits = TokenLimits()
+    """Generation limits per task."""
+    model_weight: float = 0.2
+    """Weight (0..1) of the model's rating in a scorer's score; the rest is mechanical."""
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    """How peers find each other."""
+
+    listen: str = "/ip4/127.0.0.1/tcp/0"
+    """Listen multiaddr."""
+    bootstrap: tuple[str, ...] = ()
+    """Multiaddrs to dial first."""
+    mdns: bool = False
+    """Discover peers on the LAN with mDNS."""
+    topic: str | None = None
+    """GossipSub topic; None derives it from the run id."""
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    """Who may join the run."""
+
+    mode: Literal["launcher", "open", "allowlist", "secret"] = "launcher"
+    """launcher (peers the launcher admits), open, allowlist (``peers``), secret (``secret_env``)."""
+    peers: tuple[str, ...] = ()
+    """libp2p peer ids admitted in allowlist mode."""
+    secret_env: str = "SPECSWARM_SECRET"
+    """Environment variable that holds the shared secret in secret mode."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Time limits, in seconds."""
+
+    seconds: float = 900.0
+    """Give up on the run after this long."""
+    settle_seconds: float = 1.0
+    """How long an executor waits after claiming a leaf before working on it."""
+    claim_timeout: float = 180.0
+    """After this long without a result, a claim may be superseded."""
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """How the converged plan is rendered."""
+
+    format: Literal["markdown", "json", "spec"] = "markdown"
+    """markdown, json (plan.schema.json) or spec (a software specification)."""
+    template: Path | None = None
+    """A Jinja2 template (absolute) used instead of the built-in one; None for the built-in."""
+
+
+LAUNCH_ORDER = ("observer", "scorer", "executor", "decomposer")
+"""The order in which the launcher starts roles: listeners before talkers."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One declared peer of a run: its role, its index within the role, its strategy."""
+
+    role: str
+    """decomposer | scorer | executor | observer."""
+    index: int
+    """0-based index within the role (``scorer-1`` is index 1)."""
+    strategy: str | None
+    """The decomposer's strategy; None for other roles."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}-{self.index}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalSpec:
+    """A validated goal spec. Build it with :func:`~specswarm.spec.load_spec`,
+    :func:`~specswarm.spec.spec_from_json` or :func:`~specswarm.spec.spec_from_mapping`."""
+
+    version: int = 1
+    """Spec format version (always 1)."""
+    name: str
+    """Short name of the run (default: the spec file's stem)."""
+    goal: str
+    """The goal: the title of the root node."""
+    context: str = ""
+    """Background that every prompt sees."""
+    constraints: tuple[Constraint, ...] = ()
+    """Declared constraints, checked mechanically by scorers."""
+    quorum: Quorum = "majority"
+    """The quorum rule as written; see :meth:`quorum_size`."""
+    roles: Roles
+    """Role counts and decomposer strategies."""
+    prompts: Prompts
+    """Prompt template text for each task."""
+    tree: TreeLimits = TreeLimits()
+    """Tree shape limits."""
+    model: ModelSettings = ModelSettings()
+    """The local model."""
+    network: NetworkSettings = NetworkSettings()
+    """Listen address, bootstrap peers, mDNS, topic."""
+    access: AccessSettings = AccessSettings()
+    """Who may join."""
+    budget: Budget = Budget()
+    """Time limits."""
+    output: OutputSettings = OutputSettings()
+    """Output format and template."""
+    source: Path | None = field(default=None, compare=False)
+    """The file the spec was loaded from; None when it came from the swarm."""
+    where: Where | None = field(default=None, compare=False, repr=False)
+    """Where each value sits in the source file (for problems found after loading)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The normalized dict that travels in the run event (defaults filled, prompts inlined)."""
+        return {f.name: _json(getattr(self, f.name)) for f in dataclasses.fields(self) if f.compare}
+
+    def quorum_size(self) -> int:
+        """How many approving scorers accept a split (n = ``roles.scorer.count``)."""
+        return quorum_size(self.quorum, self.roles.scorer.count)
+
+    def strategy_for(self, index: int) -> str:
+        """The strategy of decomposer number ``index`` (0-based; strategies repeat)."""
+        strategies = self.roles.decomposer.strategies
+        return strategies[index % len(strategies)]
+
+    def roster(self, order: Sequence[str] = LAUNCH_ORDER) -> list[Seat]:
+        """Every declared peer, role by role in ``order``: decomposer ``i`` gets
+        :meth:`strategy_for` ``(i)``, other roles no strategy."""
+        seats: list[Seat] = []
+        for role in order:
+            for index in range(getattr(self.roles, role).count):
+                strategy = self.strategy_for(index) if role == "decomposer" else None
+                seats.append(Seat(role, index, strategy))
+        return seats
+
+    def problem(self, path: str, message: str) -> SpecProblem:
+        """A located problem with the value at dotted ``path`` (e.g. ``roles.observer.count``),
+        found after loading: the line comes from the file the spec was read from."""
+        steps: DocPath = tuple(int(p) if p.isdigit() else p for p in path.split("."))
+        where = self.where or Where(str(self.source) if self.source else "<run event>")
+        return where.at(steps, message, mode="key")
+
+
+def quorum_size(quorum: Quorum, scorers: int) -> int:
+    """Approvals needed: majority = n//2+1, all = n, an int k, a fraction f = ceil(f*n)."""
+    if quorum == "majority":
+        return scorers // 2 + 1
+    if quorum == "all":
+        return scorers
+    if isinstance(quorum, bool):
+        raise ValueError(f"bad quorum {quorum!r}")
+    if isinstance(quorum, int):
+        return quorum
+    if isinstance(quorum, float) and 0 < quorum <= 1:
+        return max(1, math.ceil(quorum * scorers - 1e-9))
+    raise ValueError(f"bad quorum {quorum!r}")
+
+
+def normal_quorum(quorum: Any) -> Any:
+    """A float quorum above 1 can only be a whole count (the schema saw to that)."""
+    if isinstance(quorum, float) and quorum > 1 and quorum.is_integer():
+        return int(quorum)
+    return quorum
+
+
+def _json(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value

@@ -1,0 +1,158 @@
+"""What every model-using role shares: the model loaded once, one task at a time in a worker
+thread under the machine-wide generation slot, failures counted and backed off, and the
+role's own bookkeeping (when it first saw a node or claim, its latest model failure)."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import trio
+
+from specswarm.errors import ModelError
+from specswarm.model.base import Generation, GenerationRequest, Model
+from specswarm.plan.views import NodeView, Plan
+
+if TYPE_CHECKING:
+    from specswarm.swarm.node import Node, NodeCounters
+
+log = logging.getLogger("specswarm.swarm.roles")
+T = TypeVar("T")
+
+FAILURE_BACKOFF = 20.0
+"""Seconds a role leaves a node alone after the model failed on it."""
+
+
+def spread(*parts: str) -> int:
+    """A stable hash of ``parts``: how peers spread nodes and leaves among themselves."""
+    return int.from_bytes(hashlib.sha256("\n".join(parts).encode()).digest()[:8], "big")
+
+
+def ancestors_of(plan: Plan, n: NodeView) -> list[NodeView]:
+    """The nodes above ``n``, root first."""
+    out = []
+    cur = n
+    while cur.parent is not None:
+        cur = plan.nodes[cur.parent]
+        out.append(cur)
+    return list(reversed(out))
+
+
+def siblings_of(plan: Plan, n: NodeView) -> list[NodeView]:
+    """The other children of ``n``'s parent, in order."""
+    if n.parent is None:
+        return []
+    return [plan.nodes[c] for c in plan.nodes[n.parent].children if c != n.id]
+
+
+class ModelRole:
+    """Shared plumbing: call the model off the trio thread, count calls and failures."""
+
+    name = "?"
+
+    def __init__(self, model_factory: Callable[[], Model] | None) -> None:
+        self._model_factory = model_factory
+        self._model: Model | None = None
+        self._backoff: dict[str, float] = {}
+        self.first_seen: dict[str, float] = {}
+        """Local monotonic time at which a node or claim id was first seen (for takeovers)."""
+        self.last_failure: str | None = None
+        """The latest model failure (shown in status lines and when a run stalls)."""
+
+    def seen(self, key: str) -> float:
+        """When this role first saw ``key`` (now, if never before)."""
+        return self.first_seen.setdefault(key, time.monotonic())
+
+    async def model(self) -> Model:
+        if self._model is None:
+            assert self._model_factory is not None
+            self._model = await trio.to_thread.run_sync(self._model_factory)
+        return self._model
+
+    def backing_off(self, key: str) -> bool:
+        return self._backoff.get(key, 0.0) > time.monotonic()
+
+    async def think(
+        self,
+        node: Node,
+        key: str,
+        task: Callable[[Model], T],
+        *,
+        reuse: Callable[[], T | None] | None = None,
+    ) -> T | None:
+        """Run one (blocking) model task in a worker thread; None (counted) on failure.
+
+        ``reuse``: checked once this peer's turn on the machine's model has come; if it gives
+        an answer (e.g. another scorer already published the same deterministic rating), the
+        model is not called."""
+        raw = await self.model()
+        model = CountingModel(raw, node.counters)
+        started = time.monotonic()
+        try:
+            async with machine_slot(enabled=not raw.instant):
+                shared = reuse() if reuse is not None else None
+                if shared is not None:
+                    node.counters.model_reused += 1
+                    return shared
+                node.counters.model_calls += 1
+                result = await trio.to_thread.run_sync(task, model)
+        except ModelError as exc:
+            node.counters.model_failures += 1
+            self.last_failure = f"{self.name} on {key}: {exc}"[:500]
+            self._backoff[key] = time.monotonic() + FAILURE_BACKOFF
+            log.warning("%s: model failed on %s: %s", self.name, key, exc)
+            return None
+        finally:
+            node.counters.model_seconds += time.monotonic() - started
+        return result
+
+
+class CountingModel:
+    """Passes generations through to the real model, adding each one's tokens and time
+    to the node's counters (model_tokens, model_generations, model_gen_seconds)."""
+
+    def __init__(self, inner: Model, counters: NodeCounters) -> None:
+        self._inner = inner
+        self._counters = counters
+        self.name = inner.name
+        self.instant = inner.instant
+
+    def generate(self, req: GenerationRequest) -> Generation:
+        gen = self._inner.generate(req)
+        self._counters.model_generations += 1
+        self._counters.model_tokens += gen.tokens
+        self._counters.model_gen_seconds += gen.seconds
+        return gen
+
+
+def _machine_slot_path() -> Path:
+    from specswarm.model.assets import cache_dir
+
+    path = cache_dir() / "generation.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@asynccontextmanager
+async def machine_slot(enabled: bool = True) -> AsyncIterator[None]:
+    """Hold the machine-wide generation lock: a file lock shared by every peer process of this
+    user. On a small machine one generation at a time, using every core, finishes sooner than
+    several fighting over them. Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models)."""
+    if not enabled or os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
+        yield
+        return
+    fh = open(_machine_slot_path(), "a")
+    try:
+        # waiting happens in a thread; if we are cancelled meanwhile, closing the file
+        # below releases the lock the abandoned thread may still obtain
+        await trio.to_thread.run_sync(fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True)
+        yield
+    finally:
+        fh.close()

@@ -1,0 +1,112 @@
+"""The decomposer: proposes splits of accepted, unsplit nodes, and revises rejected ones.
+
+All decomposers compete at the root; below it one preferred decomposer per node (chosen by
+hashing the node id) proposes, and anyone takes over once it is gone or slow, or once every
+proposal for the node is dead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from specswarm.model.base import Model
+from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
+from specswarm.protocol.bodies import Child, ProposalBody
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread
+
+if TYPE_CHECKING:
+    from specswarm.swarm.node import Node
+
+
+class Decomposer(ModelRole):
+    name = "decomposer"
+
+    def __init__(
+        self, model_factory: Callable[[], Model] | None, strategy: str, takeover_seconds: float = 45.0
+    ) -> None:
+        super().__init__(model_factory)
+        self.strategy = strategy
+        self.takeover_seconds = takeover_seconds
+
+    def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
+        """Root: everyone competes. Elsewhere: the preferred decomposer, or anyone once it is gone
+        or has not proposed within the takeover window, or once every proposal is dead."""
+        if n.id == ROOT:
+            return True
+        decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
+        if not decs:
+            return False
+        owner = decs[spread(n.id) % len(decs)]
+        if owner == node.peer_id:
+            return True
+        live = [p for p in n.proposals if p.status in ("pending", "accepted")]
+        if live:
+            return False
+        first = self.seen(n.id)
+        if node.peer_gone(owner, since=first):
+            return True
+        return time.monotonic() - first > self.takeover_seconds
+
+    async def act(self, node: Node, plan: Plan) -> None:
+        spec = plan.spec
+        if spec is None:
+            return
+        todo = sorted(
+            (n for n in plan.nodes.values() if not n.leaf and not n.accepted),
+            key=lambda n: (n.depth, spread(node.peer_id, n.id)),
+        )
+        for n in todo:
+            self.seen(n.id)
+            if self.backing_off(n.id):
+                continue
+            mine = sorted((p for p in n.proposals if p.author == node.peer_id), key=lambda p: p.lamport)
+            if not mine:
+                if self.responsible(node, plan, n):
+                    await self._propose(node, plan, n, None)
+                    return
+                continue
+            latest = mine[-1]
+            if latest.status == "rejected" and len(mine) <= spec.tree.max_revisions:
+                await self._propose(node, plan, n, latest)
+                return
+
+    async def _propose(self, node: Node, plan: Plan, n: NodeView, revising: ProposalView | None) -> None:
+        from specswarm.model import tasks
+
+        spec = plan.spec
+        assert spec is not None
+        critiques = [v.critique for v in revising.votes if not v.approve and v.critique] if revising else []
+        ancestors, siblings = ancestors_of(plan, n), siblings_of(plan, n)
+        previous = list(revising.children) if revising else None
+        children = await self.think(
+            node,
+            n.id,
+            lambda model: tasks.decompose(
+                model,
+                spec,
+                n,
+                ancestors,
+                siblings,
+                self.strategy,
+                critiques,
+                previous=previous,
+                counts=node.counters.tasks,
+            ),
+        )
+        if not children:
+            return
+        last_level = n.depth + 1 >= spec.tree.max_depth
+        body_children = tuple(Child(c.title, c.detail, c.leaf or last_level, dict(c.facts)) for c in children)
+        how = self.strategy if self.strategy.startswith("by ") else f"by {self.strategy}"
+        rationale = f"Split {how}" + (f", revised after: {'; '.join(critiques)[:600]}" if critiques else "")
+        await node.publish(
+            ProposalBody(
+                node=n.id,
+                strategy=self.strategy,
+                children=body_children,
+                revises=revising.id if revising else None,
+                rationale=rationale[:3900],
+            )
+        )

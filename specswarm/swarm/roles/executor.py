@@ -1,0 +1,104 @@
+"""The executor: claims an unclaimed leaf, waits the settle window, executes it only if its
+claim is still the oldest, publishes the result; supersedes the claim of an executor that is
+gone, and finishes what it holds after a restart."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import trio
+
+from specswarm.model.base import Model
+from specswarm.plan.views import NodeView, Plan
+from specswarm.protocol.bodies import ClaimBody, ResultBody
+from specswarm.protocol.identity import short_id
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, spread
+
+if TYPE_CHECKING:
+    from specswarm.swarm.node import Node
+
+log = logging.getLogger("specswarm.swarm.roles")
+
+
+class Executor(ModelRole):
+    name = "executor"
+
+    def __init__(
+        self,
+        model_factory: Callable[[], Model] | None,
+        settle_seconds: float = 1.0,
+        claim_timeout: float = 180.0,
+        gone_seconds: float = 15.0,
+    ) -> None:
+        super().__init__(model_factory)
+        self.settle = settle_seconds
+        self.claim_timeout = claim_timeout
+        self.gone_seconds = gone_seconds
+        self.lost_races = 0
+        self.executed = 0
+
+    def holder_gone(self, node: Node, holder: str, claim_id: str) -> bool:
+        if holder == node.peer_id:
+            return False
+        first = self.seen(claim_id)
+        if time.monotonic() - first > self.claim_timeout:
+            return True
+        return node.peer_gone(holder, since=first, grace=self.gone_seconds)
+
+    async def act(self, node: Node, plan: Plan) -> None:
+        if plan.spec is None:
+            return
+        open_leaves = [n for n in plan.leaves() if n.result is None]
+        # 1. finish what I hold (e.g. after a restart or a resume)
+        for leaf in open_leaves:
+            if leaf.claim and leaf.claim_holder == node.peer_id and not self.backing_off(leaf.id):
+                await self._execute(node, plan, leaf, leaf.claim)
+                return
+        # 2. claim something unclaimed, or take over a dead holder's claim
+        for leaf in sorted(open_leaves, key=lambda n: spread(node.peer_id, n.id)):
+            if self.backing_off(leaf.id):
+                continue
+            if leaf.claim is None:
+                await self._claim_and_run(node, leaf.id, None)
+                return
+            holder = leaf.claim_holder
+            if holder and self.holder_gone(node, holder, leaf.claim):
+                log.info("executor: %s holds %s but is gone; superseding", short_id(holder), leaf.id)
+                await self._claim_and_run(node, leaf.id, leaf.claim)
+                return
+
+    async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
+        claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
+        # The settle window: an older claim we have not heard of yet may still arrive.
+        await trio.sleep(self.settle)
+        plan = node.plan()
+        leaf = plan.nodes.get(leaf_id)
+        if leaf is None or leaf.result is not None:
+            return
+        if leaf.claim != claim.id:
+            self.lost_races += 1
+            log.info("executor: lost the race for %s; moving on", leaf_id)
+            return
+        await self._execute(node, plan, leaf, claim.id)
+
+    async def _execute(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
+        from specswarm.model import tasks
+
+        spec = plan.spec
+        assert spec is not None
+        ancestors = ancestors_of(plan, leaf)
+        output = await self.think(
+            node,
+            leaf.id,
+            lambda model: tasks.execute(model, spec, leaf, ancestors, counts=node.counters.tasks),
+        )
+        if output is None:
+            return
+        model_name = self._model.name if self._model is not None else "?"
+        await node.publish(
+            ResultBody(leaf=leaf.id, claim=claim_id, output=output[:19000], model=model_name[:190])
+        )
+        self.executed += 1

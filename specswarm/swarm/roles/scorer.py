@@ -1,0 +1,71 @@
+"""The scorer: votes once on every pending proposal, from the mechanical critics plus the
+model's rating as a minor input (the small model cannot judge a split on its own)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from specswarm.plan import critics
+from specswarm.plan.views import NodeView, Plan, ProposalView
+from specswarm.protocol.bodies import CheckResult, VoteBody
+from specswarm.spec import GoalSpec
+from specswarm.swarm.roles.base import ModelRole, siblings_of
+
+if TYPE_CHECKING:
+    from specswarm.swarm.node import Node
+
+
+class Scorer(ModelRole):
+    name = "scorer"
+
+    async def act(self, node: Node, plan: Plan) -> None:
+        spec = plan.spec
+        if spec is None:
+            return
+        for n in sorted(plan.nodes.values(), key=lambda n: n.depth):
+            if n.leaf or n.accepted:
+                continue
+            for p in n.proposals:
+                if p.status != "pending" or any(v.author == node.peer_id for v in p.votes):
+                    continue
+                if self.backing_off(p.id):
+                    continue
+                await self._vote(node, plan, n, p, spec)
+                return
+
+    async def _vote(self, node: Node, plan: Plan, n: NodeView, p: ProposalView, spec: GoalSpec) -> None:
+        from specswarm.model import tasks
+
+        children = p.children
+        elsewhere = [s.title for s in siblings_of(plan, n)]
+        checks = critics.check_split(spec, n, children, n.depth, elsewhere)
+        weight = spec.model.model_weight
+        model_score: int | None = None
+        if weight > 0:
+            model_score = await self.think(
+                node,
+                p.id,
+                lambda model: tasks.rate(model, spec, n, children, counts=node.counters.tasks),
+                reuse=lambda: shared_rating(node, p.node, p.id),
+            )
+        score, approve = critics.combine(
+            checks, model_score, weight if model_score is not None else 0.0, spec.tree.approve_threshold
+        )
+        await node.publish(
+            VoteBody(
+                proposal=p.id,
+                approve=approve,
+                score=score,
+                critique=critics.critique(checks)[:3900] or "no problems found",
+                checks=tuple(CheckResult(c.name, c.score, c.passed, c.note[:490]) for c in checks),
+                model_score=model_score,
+            )
+        )
+
+
+def shared_rating(node: Node, node_id: str, proposal_id: str) -> int | None:
+    """A model rating another scorer already published for this proposal. Ratings are greedy
+    (top_k 1, fixed seed) on the same prompt, so every scorer would compute the same number."""
+    n = node.plan().nodes.get(node_id)
+    prop = next((q for q in n.proposals if q.id == proposal_id), None) if n else None
+    return next((v.model_score for v in prop.votes if v.model_score is not None), None) if prop else None
