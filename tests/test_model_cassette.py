@@ -10,26 +10,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specswarm.model import STATS, Child, ReplayModel, decompose, execute, rate
+from specswarm.model import Child, ReplayModel, TaskCounts, decompose, execute, rate
 from specswarm.plan.critics import check_split, combine
+from specswarm.spec import GoalSpec, spec_from_mapping
 
-from .test_model_tasks import GOAL, ROOT, make_spec
+from .test_model_tasks import GOAL, ROOT, Node, make_spec
 
 CASSETTE = Path(__file__).parent / "cassettes" / "real_japan.jsonl"
 
 
-def spec() -> dict:
+def spec() -> GoalSpec:
     s = make_spec()
     s["model"]["backend"] = "replay"
     s["model"]["cassette"] = str(CASSETTE)
-    return s
+    return spec_from_mapping(s)
 
 
 def test_real_decompose_rate_execute_replayed() -> None:
-    STATS.reset()
+    counts = TaskCounts()
     model = ReplayModel(CASSETTE)
     assert model.name == "replay:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-    kids = decompose(model, spec(), ROOT, [], [], "geography", [])
+    kids = decompose(model, spec(), ROOT, [], [], "geography", [], counts=counts)
     # The model's days add up to 16, not 14: the split is fitted in code (proportions kept,
     # "N days" in the titles rewritten), without asking the model again.
     assert [(c.title, c.facts) for c in kids] == [
@@ -38,8 +39,8 @@ def test_real_decompose_rate_execute_replayed() -> None:
         ("Explore local cuisine in Kyoto", {"days": 2}),
         ("Relax at a local hotel or resort in Tokyo", {"days": 2}),
     ]
-    assert STATS.snapshot()["retries"] == 0 and STATS.snapshot()["fitted"] == 1
-    checks = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in kids])}
+    assert counts.retries == 0 and counts.fitted == 1
+    checks = {c.name: c for c in check_split(spec(), ROOT, kids, 0)}
     assert checks["constraints"].passed
     # The cassette's rating and execution were recorded on the model's own (unfitted) split.
     original = [
@@ -48,15 +49,20 @@ def test_real_decompose_rate_execute_replayed() -> None:
         Child(kids[2].title, kids[2].detail, facts={"days": 2}),
         Child(kids[3].title, kids[3].detail, facts={"days": 1}),
     ]
-    bad = {c.name: c for c in check_split(spec(), ROOT, [k.to_json() for k in original])}
+    bad = {c.name: c for c in check_split(spec(), ROOT, original, 0)}
     assert bad["constraints"].note == "days add up to 16, expected 14"
-    model_score = rate(model, spec(), ROOT, original)
+    model_score = rate(model, spec(), ROOT, original, counts=counts)
     assert model_score is not None and model_score >= 70  # the model likes it anyway
     score, approve = combine(list(bad.values()), model_score, 0.2)
     assert approve is False
     kids = original
-    out = execute(
-        model, spec(), {"id": "x", "title": kids[0].title, "detail": kids[0].detail, "depth": 1}, [ROOT]
-    )
+    out = execute(model, spec(), Node("x", kids[0].title, kids[0].detail, depth=1), [ROOT], counts=counts)
     assert out.startswith("- ") and "Tokyo" in out
+    assert counts.to_json() == {
+        "retries": 0,
+        "loops_cut": 0,
+        "fitted": 1,
+        "failures": {},
+        "bad_outputs": {},
+    }
     assert GOAL in model._records[next(iter(model._records))]["prompt"]

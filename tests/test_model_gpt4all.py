@@ -12,6 +12,7 @@ import pytest
 
 from specswarm.model import GenerationRequest
 from specswarm.model import gpt4all_backend as gb
+from specswarm.model._common import cut_at_stop
 
 
 class FakeGPT4All:
@@ -94,8 +95,8 @@ def test_a_line_repeated_three_times_in_a_row_stops_the_model(fake) -> None:  # 
 
 
 def test_helpers() -> None:
-    assert gb.cut_at_stop("abcSTOPdefEND", ("END", "STOP")) == ("abc", True)
-    assert gb.cut_at_stop("abc", ("", "Z")) == ("abc", False)
+    assert cut_at_stop("abcSTOPdefEND", ("END", "STOP")) == ("abc", True)
+    assert cut_at_stop("abc", ("", "Z")) == ("abc", False)
     assert gb.is_looping("x\ny\ny\ny\n")
     assert not gb.is_looping("y\ny\ny")  # the last line is not complete yet
     assert not gb.is_looping("\n\n\n\n")

@@ -23,6 +23,7 @@ CHILD = textwrap.dedent("""
     import json, socket, sys
     from specswarm.model import GenerationRequest, load_model
     from specswarm.model.assets import ensure_default_model
+    from specswarm.spec import ModelSettings
 
     # Prove the namespace really has no network before trusting the result.
     try:
@@ -31,7 +32,7 @@ CHILD = textwrap.dedent("""
     except OSError:
         online = False
     ensure_default_model()
-    model = load_model({"backend": "gpt4all", "threads": 2})
+    model = load_model(ModelSettings(backend="gpt4all", threads=2))
     gen = model.generate(GenerationRequest(
         system="You are a concise travel planner.",
         prompt="List 3 cities to visit on a trip to Japan, one per line starting with '- '.",

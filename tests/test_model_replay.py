@@ -19,7 +19,9 @@ from specswarm.model import (
     agenerate,
     load_model,
 )
+from specswarm.model.gpt4all_backend import Gpt4AllModel
 from specswarm.model.replay import request_key, scripted_answer
+from specswarm.spec import ModelSettings
 
 REQ = GenerationRequest(
     prompt="Goal to split: Visit Kyoto\nmore", system="You plan.", max_tokens=50, stop=("\n\n",)
@@ -96,16 +98,41 @@ def test_bad_cassettes(tmp_path: Path) -> None:
 
 
 def test_load_model_backends(tmp_path: Path) -> None:
-    assert isinstance(load_model({"backend": "scripted"}), ScriptedModel)
+    assert isinstance(load_model(ModelSettings(backend="scripted")), ScriptedModel)
     with pytest.raises(ModelError, match="model.backend 'replay' needs model.cassette"):
-        load_model({"backend": "replay", "cassette": None})
+        load_model(ModelSettings(backend="replay", cassette=None))
     with pytest.raises(
         ModelError, match="model.backend must be one of gpt4all, replay, scripted, llama; got 'gpt5'"
     ):
-        load_model({"backend": "gpt5"})
+        load_model(ModelSettings(backend="gpt5"))  # type: ignore[arg-type]
     with pytest.raises(ModelError, match=r"model.file '.*missing.gguf' does not exist"):
-        load_model({"backend": "gpt4all", "file": str(tmp_path / "missing.gguf")})
-    assert isinstance(load_model({"backend": "scripted"}), Model)
+        load_model(ModelSettings(backend="gpt4all", file=tmp_path / "missing.gguf"))
+    with pytest.raises(ModelError, match=r"model.file '.*missing.gguf' does not exist"):
+        load_model(ModelSettings(backend="llama", file=tmp_path / "missing.gguf"))
+    with pytest.raises(ModelError, match=r"model.name \(a gpt4all catalogue name\) needs backend gpt4all"):
+        load_model(ModelSettings(backend="llama", name="orca-mini-3b.gguf"))
+    assert isinstance(load_model(ModelSettings(backend="scripted")), Model)
+
+
+def test_load_model_records_real_backends_into_the_cassette(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    model = load_model(ModelSettings(file=gguf, threads=3, cassette=tmp_path / "c.jsonl"))
+    assert isinstance(model, RecordingModel) and isinstance(model.inner, Gpt4AllModel)
+    assert (model.name, model.inner.threads) == ("m.gguf", 3)
+    replay = tmp_path / "r.jsonl"
+    replay.write_text("", encoding="utf-8")
+    assert isinstance(load_model(ModelSettings(backend="replay", cassette=replay)), ReplayModel)
+
+
+def test_instant_models_need_no_generation_slot(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text("", encoding="utf-8")
+    real = Gpt4AllModel(tmp_path / "m.gguf")  # nothing loads before the first generation
+    assert ScriptedModel().instant and ReplayModel(cassette).instant
+    assert real.instant is False
+    assert RecordingModel(real, cassette).instant is False
+    assert RecordingModel(ScriptedModel(), cassette).instant is True
 
 
 def test_request_validation() -> None:

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
-import trio
 
 from specswarm.errors import ModelError, ReplayMissError
 from specswarm.model import (
-    STATS,
     Child,
     GenerationRequest,
     ReplayModel,
     ScriptedModel,
-    adecompose,
-    aexecute,
-    arate,
+    TaskCounts,
     decompose,
     execute,
     rate,
     render_prompt,
 )
 from specswarm.plan.critics import check_split, combine
+from specswarm.spec import GoalSpec, spec_from_mapping
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 PROMPTS = {
@@ -32,9 +32,11 @@ PROMPTS = {
 GOAL = "Plan a two-week trip to Japan"
 
 
-def make_spec(**over: object) -> dict:
-    spec = {
+def make_spec(**over: object) -> dict[str, Any]:
+    """The Japan spec as a YAML-like mapping (change it, then build it with :func:`spec_of`)."""
+    spec: dict[str, Any] = {
         "goal": GOAL,
+        "roles": {"decomposer": {"count": 2}, "scorer": {"count": 3}, "executor": {"count": 2}},
         "context": "Two adults, first visit, spring, mid-range budget",
         "constraints": [
             {"kind": "sum", "field": "days", "total": 14, "applies_to": "root"},
@@ -64,12 +66,22 @@ def make_spec(**over: object) -> dict:
     return spec
 
 
-ROOT = {"id": "root", "title": GOAL, "detail": "", "depth": 0}
+def spec_of(**over: object) -> GoalSpec:
+    return spec_from_mapping(make_spec(**over))
 
 
-@pytest.fixture(autouse=True)
-def _fresh_stats() -> None:
-    STATS.reset()
+@dataclass(frozen=True)
+class Node:
+    """A plan node as tasks read it (a :class:`~specswarm.model.tasks.Subject`)."""
+
+    id: str
+    title: str
+    detail: str = ""
+    depth: int = 0
+    facts: Mapping[str, int | str] = field(default_factory=dict)
+
+
+ROOT = Node("root", GOAL)
 
 
 def answers(*texts: str) -> ScriptedModel:
@@ -78,24 +90,25 @@ def answers(*texts: str) -> ScriptedModel:
 
 
 def test_scripted_swarm_answers_pass_the_critics() -> None:
-    spec = make_spec()
+    spec = spec_of()
     model = ScriptedModel()
+    counts = TaskCounts()
     for strategy in ("geography", "activity", "days"):
-        children = decompose(model, spec, ROOT, [], [], strategy, [])
+        children = decompose(model, spec, ROOT, [], [], strategy, [], counts=counts)
         assert 3 <= len(children) <= 5
         assert sum(int(c.facts["days"]) for c in children) == 14
-        checks = check_split(spec, ROOT, [c.to_json() for c in children])
+        checks = check_split(spec, ROOT, children, 0)
         assert [c.name for c in checks if not c.passed] == []
-        score, approve = combine(checks, rate(model, spec, ROOT, children), 0.2)
+        score, approve = combine(checks, rate(model, spec, ROOT, children, counts=counts), 0.2)
         assert approve and score >= 80
-    out = execute(model, spec, {"id": "x", "title": "Tokyo essentials", "depth": 1}, [ROOT])
+    out = execute(model, spec, Node("x", "Tokyo essentials", depth=1), [ROOT], counts=counts)
     assert out.startswith("- Decide the scope of Tokyo essentials")
-    assert STATS.snapshot()["failures"] == {}
+    assert counts.failures == {}
 
 
 def test_prompt_carries_the_node_limits_and_constraints() -> None:
     model = ScriptedModel()
-    decompose(model, make_spec(), ROOT, [], [], "geography", [])
+    decompose(model, spec_of(), ROOT, [], [], "geography", [])
     req = model.calls[0]
     assert req.system.startswith("You are a planner.")
     assert f"Goal to split: {GOAL}" in req.prompt
@@ -110,35 +123,50 @@ def test_retry_feedback_names_the_problem_then_succeeds() -> None:
         "Sure, I can help with planning!",
         "- Tokyo sights (days: 7)\n- Kyoto temples (days: 4)\n- Osaka food (days: 3)",
     )
-    got = decompose(model, make_spec(), ROOT, [], [], "geography", [])
+    counts = TaskCounts()
+    got = decompose(model, spec_of(), ROOT, [], [], "geography", [], counts=counts)
     assert [c.title for c in got] == ["Tokyo sights", "Kyoto temples", "Osaka food"]
     assert "Your previous answer could not be used: no list found" in model.calls[1].prompt
-    assert STATS.snapshot()["retries"] == 1
-    assert STATS.snapshot()["bad_outputs"] == {"decompose": 1}
+    assert counts.retries == 1
+    assert counts.bad_outputs == {"decompose": 1}
 
 
 def test_gives_up_with_a_clear_model_error_after_two_retries() -> None:
     model = answers("- Tokyo", "- Tokyo\n- tokyo!", "nothing useful")
+    counts = TaskCounts()
     with pytest.raises(ModelError) as info:
-        decompose(model, make_spec(), ROOT, [], [], "geography", [])
+        decompose(model, spec_of(), ROOT, [], [], "geography", [], counts=counts)
     assert str(info.value) == (
         "decompose: the model gave no usable answer after 3 attempts (no list found: write one "
         f"part per line, starting with \"- \") for '{GOAL}'"
     )
     assert len(model.calls) == 3
-    assert STATS.snapshot()["failures"] == {"decompose": 1}
+    assert counts.failures == {"decompose": 1}
+    assert (counts.retries, counts.bad_outputs) == (2, {"decompose": 3})
 
 
 def test_sum_mismatch_is_fitted_in_code_without_asking_again() -> None:
     wrong = "- Tokyo sights for 7 days (days: 7)\n- Kyoto temples (days: 4)\n- Osaka food (days: 1)"
     model = answers(wrong)
-    STATS.reset()
-    got = decompose(model, make_spec(), ROOT, [], [], "geography", [])
+    counts = TaskCounts()
+    got = decompose(model, spec_of(), ROOT, [], [], "geography", [], counts=counts)
     # 12 days rescaled to 14 by largest remainder, proportions kept, text rewritten to match
     assert [c.facts["days"] for c in got] == [7, 5, 2]
     assert got[0].title == "Tokyo sights for 7 days"
     assert len(model.calls) == 1
-    assert STATS.snapshot()["fitted"] == 1
+    assert counts.fitted == 1
+
+
+def test_below_the_root_the_node_fact_is_the_total() -> None:
+    spec = spec_of(constraints=[{"kind": "sum", "field": "days", "total": 14, "applies_to": "all"}])
+    tokyo = Node("p.0", "Tokyo stay", "Five days in Tokyo", depth=1, facts={"days": 5})
+    model = answers("- Shinjuku walk (days: 3)\n- Asakusa temples (days: 1)\n- Odaiba bay (days: 4)")
+    counts = TaskCounts()
+    got = decompose(model, spec, tokyo, [ROOT], [], "geography", [], counts=counts)
+    assert [c.facts["days"] for c in got] == [2, 1, 2]
+    assert [c.leaf for c in got] == [True, True, True]  # max_depth 2: its children are leaves
+    assert counts.fitted == 1
+    assert "End every line with (days: N); the numbers must add up to 14." in model.calls[0].prompt
 
 
 def test_fit_sum_rewrites_day_counts_and_keeps_at_least_one_each() -> None:
@@ -150,8 +178,8 @@ def test_fit_sum_rewrites_day_counts_and_keeps_at_least_one_each() -> None:
         Child("Nara day trip", "", facts={}),
     ]
     got = fit_sum(kids, "days", 14)
-    assert sum(c.facts["days"] for c in got) == 14
-    assert all(c.facts["days"] >= 1 for c in got)
+    assert sum(int(c.facts["days"]) for c in got) == 14
+    assert all(int(c.facts["days"]) >= 1 for c in got)
     assert [c.facts["days"] for c in got] == [7, 5, 2]
     assert got[0].title == "Tokyo for 7 days" and got[0].detail == "Spend 7 days in Tokyo."
     assert got[2].title == "Nara day trip"
@@ -162,7 +190,7 @@ def test_refine_uses_previous_children_and_critiques() -> None:
     previous = [Child("Tokyo stuff", "", facts={"days": 7}), Child("Misc", "")]
     decompose(
         model,
-        make_spec(),
+        spec_of(),
         ROOT,
         [],
         [],
@@ -177,43 +205,69 @@ def test_refine_uses_previous_children_and_critiques() -> None:
 
 def test_rate_parses_and_returns_none_when_hopeless() -> None:
     kids = [Child("Tokyo sights"), Child("Kyoto temples")]
-    assert rate(answers("Score: 9/10\nReason: ok"), make_spec(), ROOT, kids) == 90
-    assert rate(answers("great", "very good", "love it"), make_spec(), ROOT, kids) is None
-    assert STATS.snapshot()["failures"] == {"score": 1}
+    counts = TaskCounts()
+    assert rate(answers("Score: 9/10\nReason: ok"), spec_of(), ROOT, kids, counts=counts) == 90
+    assert rate(answers("great", "very good", "love it"), spec_of(), ROOT, kids, counts=counts) is None
+    assert counts.failures == {"score": 1}
 
 
 def test_execute_cleans_loops() -> None:
     model = answers("- Book ryokan\n" + "- Pay deposit\n" * 30)
-    out = execute(model, make_spec(), {"id": "a", "title": "Kyoto stay", "depth": 2}, [ROOT])
+    counts = TaskCounts()
+    out = execute(model, spec_of(), Node("a", "Kyoto stay", depth=2), [ROOT], counts=counts)
     assert out == "- Book ryokan\n- Pay deposit"
-    assert STATS.snapshot()["loops_cut"] == 1
+    assert counts.loops_cut == 1
 
 
 def test_replay_miss_propagates_instead_of_being_swallowed(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     with pytest.raises(ReplayMissError):
-        rate(ReplayModel(empty), make_spec(), ROOT, [Child("A b"), Child("C d")])
+        rate(ReplayModel(empty), spec_of(), ROOT, [Child("A b"), Child("C d")])
 
 
-def test_missing_template_is_a_model_error() -> None:
-    spec = make_spec(prompts={"decompose": PROMPTS["decompose"]})
-    with pytest.raises(ModelError, match=r"the spec has no prompt template for 'execute'"):
-        execute(ScriptedModel(), spec, {"title": "x"}, [])
+def test_each_task_renders_its_own_template_from_the_spec() -> None:
+    prompts = {
+        "decompose": "D {{ node.title }} {{ limits.target }}",
+        "refine": "R {{ proposal | map(attribute='title') | join(',') }} {{ critiques | join(',') }}",
+        "score": "S {{ proposal | length }}",
+        "execute": "E {{ leaf.title }} < {{ ancestors | map(attribute='id') | join(',') }}",
+    }
+    spec = spec_of(prompts=prompts)
+    model = ScriptedModel(lambda req: "- Alpha one\n- Beta two\n- Gamma three\nScore: 70")
+    kids = decompose(model, spec, ROOT, [], [], "x", [])
+    decompose(model, spec, ROOT, [], [], "x", ["too vague"], previous=kids[:2])
+    rate(model, spec, ROOT, kids)
+    execute(model, spec, Node("leaf", "Gamma three", depth=1), [ROOT])
+    assert [(c.system, c.prompt) for c in model.calls] == [
+        ("", f"D {GOAL} 4"),
+        ("", "R Alpha one,Beta two too vague"),
+        ("", "S 3"),
+        ("", "E Gamma three < root"),
+    ]
+    assert [c.max_tokens for c in model.calls] == [400, 400, 120, 300]
 
 
-def test_async_variants() -> None:
-    spec = make_spec()
-    model = ScriptedModel()
-
-    async def main() -> tuple[list[Child], int | None, str]:
-        kids = await adecompose(model, spec, ROOT, [], [], "activity", [])
-        score = await arate(model, spec, ROOT, kids)
-        out = await aexecute(model, spec, {"title": kids[0].title, "depth": 1}, [ROOT])
-        return kids, score, out
-
-    kids, score, out = trio.run(main)
-    assert len(kids) == 4 and score == 80 and kids[0].title in out
+def test_counts_are_the_callers_own_and_optional() -> None:
+    spec = spec_of(tree={"min_children": 2})
+    assert decompose(answers("nope", "- Alpha\n- Beta"), spec, ROOT, [], [], "x", [])  # no counts
+    counts = TaskCounts()
+    decompose(answers("nope", "- Gamma\n- Delta"), spec, ROOT, [], [], "x", [], counts=counts)
+    # one retry after one bad answer; the days were missing, so the split was fitted to 14
+    assert counts.to_json() == {
+        "retries": 1,
+        "loops_cut": 0,
+        "fitted": 1,
+        "failures": {},
+        "bad_outputs": {"decompose": 1},
+    }
+    assert TaskCounts().to_json() == {
+        "retries": 0,
+        "loops_cut": 0,
+        "fitted": 0,
+        "failures": {},
+        "bad_outputs": {},
+    }
 
 
 def test_render_prompt_blocks_plain_and_errors() -> None:
@@ -243,8 +297,8 @@ def test_model_output_in_context_is_data_not_template_source() -> None:
 
 def test_generation_request_from_spec_caps() -> None:
     model = ScriptedModel(lambda req: "Score: 50")
-    spec = make_spec()
-    spec["model"]["max_tokens"]["score"] = 33
-    rate(model, spec, ROOT, [Child("A b"), Child("C d")])
+    raw = make_spec()
+    raw["model"]["max_tokens"]["score"] = 33
+    rate(model, spec_from_mapping(raw), ROOT, [Child("A b"), Child("C d")])
     assert model.calls[0].max_tokens == 33
     assert isinstance(model.calls[0], GenerationRequest)

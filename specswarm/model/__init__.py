@@ -2,35 +2,30 @@
 
 Public API (import from here):
 
-* :class:`GenerationRequest`, :class:`Generation`, :class:`Model` -- the interface
-* :func:`load_model` -- a backend from a spec's ``model`` section
-* :func:`agenerate` -- call a model from trio without blocking gossip
+* :class:`GenerationRequest`, :class:`Generation`, :class:`Model` -- the interface (``base``)
+* :func:`load_model` -- a backend from a spec's :class:`~specswarm.spec.ModelSettings` (``load``)
+* :func:`agenerate` -- call a model from trio without blocking gossip (``lock``)
 * :class:`ReplayModel`, :class:`RecordingModel`, :class:`ScriptedModel` -- no-model backends
 * :func:`render_prompt` -- a template into (system, prompt)
-* :class:`Child`, :func:`decompose`, :func:`rate`, :func:`execute` (and the async
-  ``adecompose``, ``arate``, ``aexecute``), :data:`STATS` -- what roles call
+* :func:`decompose`, :func:`rate`, :func:`execute` -- what roles call (blocking: run them
+  in a worker thread), with :class:`Subject` (what they read of a node),
+  :class:`TaskCounts` (what they count) and :class:`Child` (what a split is made of)
 
-The gpt4all backend and the asset assembly are imported lazily (they are
-heavy), via :func:`load_model` or their modules.
+The real backends (``gpt4all_backend``, ``llama_backend``) and the asset
+assembly (``assets``) are imported lazily, via :func:`load_model` or their modules.
 """
 
-from specswarm.model.base import Generation, GenerationRequest, Model, agenerate, load_model
+from specswarm.model.base import Generation, GenerationRequest, Model
+from specswarm.model.load import load_model
+from specswarm.model.lock import agenerate
 from specswarm.model.parse import Child, OutputError
 from specswarm.model.prompts import render_prompt
 from specswarm.model.replay import RecordingModel, ReplayModel, ScriptedModel, scripted_answer
-from specswarm.model.tasks import (
-    STATS,
-    adecompose,
-    aexecute,
-    arate,
-    decompose,
-    execute,
-    rate,
-)
+from specswarm.model.tasks import GaveUpError, Subject, TaskCounts, decompose, execute, rate
 
 __all__ = [
-    "STATS",
     "Child",
+    "GaveUpError",
     "Generation",
     "GenerationRequest",
     "Model",
@@ -38,10 +33,9 @@ __all__ = [
     "RecordingModel",
     "ReplayModel",
     "ScriptedModel",
-    "adecompose",
-    "aexecute",
+    "Subject",
+    "TaskCounts",
     "agenerate",
-    "arate",
     "decompose",
     "execute",
     "load_model",

@@ -1,22 +1,15 @@
-"""The model interface every backend implements, and the one way roles call it.
+"""The model interface every backend implements: a request, an answer, and the protocol.
 
-A backend is anything with a ``name`` and a blocking ``generate(request)``.
-Peers are trio programs, so they call :func:`agenerate`, which runs the
-blocking call in a worker thread (gossip keeps flowing while the model
-thinks) and holds a process-wide lock: one generation at a time per process,
-because a second concurrent generation would only halve the speed of both and
-double the memory for the context.
+A backend is anything with a ``name``, an ``instant`` flag and a blocking
+``generate(request)``. This module holds the interface only: it imports no
+backend (:mod:`specswarm.model.load` builds one from a spec's model settings)
+and no scheduling (:mod:`specswarm.model.lock` runs generations one at a time).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
-
-import trio
-
-from specswarm.errors import ModelError
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -50,7 +43,7 @@ class GenerationRequest:
         # Normalise lists given by callers so the request stays hashable.
         object.__setattr__(self, "stop", tuple(self.stop))
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, int | float | list[str]]:
         """The sampling parameters as a plain dict (for cassettes and logs)."""
         return {
             "max_tokens": self.max_tokens,
@@ -78,71 +71,16 @@ class Generation:
 
 @runtime_checkable
 class Model(Protocol):
-    """A text generator. ``generate`` blocks; call it through :func:`agenerate` from trio."""
+    """A text generator. ``generate`` blocks; from trio, call it through
+    :func:`~specswarm.model.lock.agenerate` (or a task in a worker thread)."""
 
     name: str
+    """What produced the answers (e.g. the GGUF file name); results name it."""
+
+    @property
+    def instant(self) -> bool:
+        """Answers without a real model: no machine-wide generation slot needed
+        (True for the scripted and replay backends, False for gpt4all and llama)."""
+        ...
 
     def generate(self, req: GenerationRequest) -> Generation: ...
-
-
-# Two locks: the threading lock makes "one generation at a time" true for the
-# whole process (even across several trio runs or plain threads); the trio lock
-# queues trio tasks fairly and keeps them cancellable while they wait.
-_THREAD_LOCK = threading.Lock()
-_TRIO_LOCK = trio.Lock()
-
-
-def generate_locked(model: Model, req: GenerationRequest) -> Generation:
-    """Blocking ``model.generate(req)`` under the process-wide generation lock."""
-    with _THREAD_LOCK:
-        return model.generate(req)
-
-
-async def agenerate(model: Model, req: GenerationRequest) -> Generation:
-    """Run ``model.generate(req)`` in a worker thread, one generation at a time per process.
-
-    The awaiting task can be cancelled while it waits its turn; once the worker
-    thread runs, cancellation takes effect when the generation returns (a
-    half-finished generation would keep the model busy anyway).
-    """
-    async with _TRIO_LOCK:
-        return await trio.to_thread.run_sync(generate_locked, model, req)
-
-
-def load_model(settings: dict[str, Any]) -> Model:
-    """Build the model a spec's ``model`` section asks for.
-
-    ``backend`` selects: ``gpt4all`` (default; the embedded model unless
-    ``file`` or ``name`` says otherwise), ``replay`` (needs ``cassette``),
-    ``scripted`` (deterministic, no model at all) and ``llama``
-    (llama-cpp-python, an optional extra). With ``gpt4all``/``llama`` and a
-    ``cassette`` set, real outputs are recorded into it.
-    """
-    backend = settings.get("backend") or "gpt4all"
-    cassette = settings.get("cassette")
-    inner: Model
-    if backend == "scripted":
-        from specswarm.model.replay import ScriptedModel
-
-        return ScriptedModel()
-    if backend == "replay":
-        from specswarm.model.replay import ReplayModel
-
-        if not cassette:
-            raise ModelError("model.backend 'replay' needs model.cassette (a .jsonl file)")
-        return ReplayModel(cassette)
-    if backend == "gpt4all":
-        from specswarm.model.gpt4all_backend import Gpt4AllModel
-
-        inner = Gpt4AllModel.from_settings(settings)
-    elif backend == "llama":
-        from specswarm.model.llama_backend import LlamaModel
-
-        inner = LlamaModel.from_settings(settings)
-    else:
-        raise ModelError(f"model.backend must be one of gpt4all, replay, scripted, llama; got {backend!r}")
-    if cassette:
-        from specswarm.model.replay import RecordingModel
-
-        return RecordingModel(inner, cassette)
-    return inner

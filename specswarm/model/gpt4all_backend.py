@@ -6,7 +6,8 @@
   tokenized with special tokens off, so text inside a prompt cannot forge a
   turn boundary.
 * Greedy decoding is ``top_k=1`` (temperature 0 misbehaves in some gpt4all
-  versions); ``n_batch=512`` (the default 8 makes prompt reading slow).
+  versions); ``n_batch`` is :data:`~specswarm.model._common.N_BATCH` (the
+  default 8 makes prompt reading slow). See docs/MODELS.md.
 * Stop strings and a repeated-line guard are enforced in the token callback,
   so a looping model is cut short instead of burning its whole token budget.
 * The weights load lazily, once per process (a 1 GiB model takes ~1 s to map
@@ -27,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError
+from specswarm.model._common import N_BATCH, N_CTX, cut_at_stop
 from specswarm.model.base import Generation, GenerationRequest
+from specswarm.spec import ModelSettings
 
-N_BATCH = 512
-N_CTX = 4096
 CHATML_SYSTEM = "<|im_start|>system\n{0}<|im_end|>\n"
 CHATML_USER = "<|im_start|>user\n{0}<|im_end|>\n<|im_start|>assistant\n"
 _END_MARKERS = ("<|im_end|>", "<|endoftext|>", "<|im_start|>")
@@ -85,12 +86,6 @@ def _load(directory: Path, filename: str, threads: int, allow_download: bool) ->
         return _LOADED[key]
 
 
-def cut_at_stop(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
-    """Cut ``text`` at the earliest stop string; return (text, whether one was found)."""
-    cut = min((i for s in stops if s and (i := text.find(s)) >= 0), default=-1)
-    return (text[:cut], True) if cut >= 0 else (text, False)
-
-
 def is_looping(text: str, limit: int = REPEAT_LIMIT) -> bool:
     """True when the last ``limit`` complete lines are the same non-empty line."""
     lines = text.split("\n")[:-1]  # the last piece is still being written
@@ -103,6 +98,9 @@ def is_looping(text: str, limit: int = REPEAT_LIMIT) -> bool:
 class Gpt4AllModel:
     """A :class:`~specswarm.model.base.Model` backed by gpt4all; the weights load on first use."""
 
+    instant = False
+    """A real model: generations take the machine-wide slot."""
+
     def __init__(self, path: Path, *, threads: int = 2, allow_download: bool = False) -> None:
         self.path = path
         self.threads = threads
@@ -110,19 +108,19 @@ class Gpt4AllModel:
         self.name = path.name
 
     @classmethod
-    def from_settings(cls, settings: dict[str, Any]) -> Gpt4AllModel:
-        """Pick the file from a spec's ``model`` dict: ``file``, else ``name``, else embedded."""
-        threads = int(settings.get("threads") or 2)
-        if settings.get("file"):
-            path = Path(settings["file"]).expanduser()
+    def from_settings(cls, settings: ModelSettings) -> Gpt4AllModel:
+        """Pick the file from a spec's model settings: ``file``, else ``name``, else embedded."""
+        threads = settings.threads
+        if settings.file:
+            path = settings.file.expanduser()
             if not path.is_file():
                 raise ModelError(f"model.file {str(path)!r} does not exist")
             return cls(path, threads=threads)
-        if settings.get("name"):
+        if settings.name:
             from specswarm.model.assets import model_dir
 
             # A gpt4all catalogue name: downloaded on first use (needs internet).
-            return cls(model_dir() / settings["name"], threads=threads, allow_download=True)
+            return cls(model_dir() / settings.name, threads=threads, allow_download=True)
         from specswarm.model.assets import ensure_default_model
 
         return cls(ensure_default_model(), threads=threads)
@@ -131,7 +129,7 @@ class Gpt4AllModel:
         return _load(self.path.parent, self.path.name, self.threads, self.allow_download)
 
     def generate(self, req: GenerationRequest) -> Generation:
-        """Generate one answer (blocking; see :func:`~specswarm.model.base.agenerate`)."""
+        """Generate one answer (blocking; see :func:`~specswarm.model.lock.agenerate`)."""
         gpt = self._gpt()
         stops = tuple(req.stop) + _END_MARKERS
         pieces: list[str] = []

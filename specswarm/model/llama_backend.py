@@ -1,7 +1,7 @@
 """Optional backend: llama-cpp-python (``pip install specswarm[llama]``, a source build).
 
 Reads the same GGUF files as gpt4all (and newer architectures gpt4all cannot).
-Note (MODELS.md): the two runtimes do not give identical text for the same
+Note (docs/MODELS.md): the two runtimes do not give identical text for the same
 prompt, so cassettes recorded with one do not replay the other's answers.
 """
 
@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError
+from specswarm.model._common import N_BATCH, N_CTX, cut_at_stop
 from specswarm.model.base import Generation, GenerationRequest
-from specswarm.model.gpt4all_backend import N_BATCH, N_CTX, cut_at_stop
+from specswarm.spec import ModelSettings
 
 _LOADED: dict[tuple[str, int], Any] = {}
 _LOAD_LOCK = threading.Lock()
@@ -23,21 +24,25 @@ _LOAD_LOCK = threading.Lock()
 class LlamaModel:
     """A :class:`~specswarm.model.base.Model` backed by llama-cpp-python (chat completion API)."""
 
+    instant = False
+    """A real model: generations take the machine-wide slot."""
+
     def __init__(self, path: Path, *, threads: int = 2) -> None:
         self.path = path
         self.threads = threads
         self.name = path.name
 
     @classmethod
-    def from_settings(cls, settings: dict[str, Any]) -> LlamaModel:
-        threads = int(settings.get("threads") or 2)
-        if settings.get("name"):
+    def from_settings(cls, settings: ModelSettings) -> LlamaModel:
+        """Pick the file from a spec's model settings: ``file``, else embedded."""
+        threads = settings.threads
+        if settings.name:
             raise ModelError(
                 "model.name (a gpt4all catalogue name) needs backend gpt4all; "
                 "give the llama backend a model.file"
             )
-        if settings.get("file"):
-            path = Path(settings["file"]).expanduser()
+        if settings.file:
+            path = settings.file.expanduser()
             if not path.is_file():
                 raise ModelError(f"model.file {str(path)!r} does not exist")
             return cls(path, threads=threads)

@@ -9,6 +9,9 @@ detail lengths, no (near-)duplicates, no child that merely repeats its parent.
 Problems raise :class:`OutputError` whose message is written for the model: the
 task layer (:mod:`specswarm.model.tasks`) feeds it back in a retry prompt and
 turns it into a :class:`~specswarm.errors.ModelError` after the last retry.
+
+Children come out as :class:`~specswarm.protocol.bodies.Child`, the type a
+proposal body carries (importable from here too).
 """
 
 from __future__ import annotations
@@ -16,10 +19,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from specswarm.plan.critics import near_duplicate
+from specswarm.protocol.bodies import Child as Child
 
 MAX_TITLE = 80
 MAX_DETAIL = 400
@@ -31,23 +33,6 @@ REPEAT_LIMIT = 3
 
 class OutputError(ValueError):
     """Model output that cannot be used; the message says why (and is shown to the model)."""
-
-
-@dataclass(frozen=True)
-class Child:
-    """One proposed child of a node (the ``children`` items of a proposal body)."""
-
-    title: str
-    """At most 80 characters, no markdown."""
-    detail: str = ""
-    """At most 400 characters; may be empty."""
-    leaf: bool = False
-    """True when the child is to be executed rather than split further."""
-    facts: dict[str, int | str] = field(default_factory=dict)
-    """Numeric facts stated by the child, e.g. ``{"days": 3}`` (for sum constraints)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"title": self.title, "detail": self.detail, "leaf": self.leaf, "facts": dict(self.facts)}
 
 
 # ---------------------------------------------------------------------------
@@ -126,7 +111,7 @@ def trim_words(text: str, limit: int) -> str:
 # items: JSON first, then list lines
 
 
-def _json_items(text: str) -> list[tuple[str, str, dict[str, Any]]] | None:
+def _json_items(text: str) -> list[tuple[str, str, dict[str, int | str]]] | None:
     """Items of a JSON array/object answer, or None when the text holds no usable JSON."""
     candidates = [unfence(text).strip()]
     for opener, closer in (("[", "]"), ("{", "}")):
@@ -145,7 +130,7 @@ def _json_items(text: str) -> list[tuple[str, str, dict[str, Any]]] | None:
             data = lists[0] if lists else [data]
         if not isinstance(data, list):
             continue
-        items: list[tuple[str, str, dict[str, Any]]] = []
+        items: list[tuple[str, str, dict[str, int | str]]] = []
         for entry in data:
             if isinstance(entry, str):
                 items.append((entry, "", {}))

@@ -14,8 +14,9 @@ with a ``system`` block must also have a ``prompt`` block. Blocks were chosen
 over a ``---`` separator line because goal or context text may itself contain
 such a line.
 
-Context every template receives (see :func:`prompt_context`): ``goal``,
-``context``, ``node`` (id, title, detail, depth), ``ancestors`` (root first),
+Context every template receives (built by ``_Ask.context`` in
+:mod:`specswarm.model.tasks`): ``goal``,
+``context``, ``node`` (id, title, detail, depth, facts), ``ancestors`` (root first),
 ``siblings``, ``strategy``, ``critiques`` (list of str), ``constraints`` (the
 ones that apply to this node), ``limits`` (min_children, max_children, target: the count to ask for),
 ``is_last_level``, ``fact_fields`` (sum-constraint fields children must state);

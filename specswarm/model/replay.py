@@ -77,6 +77,9 @@ def load_cassette(path: str | Path) -> dict[str, dict[str, Any]]:
 class ReplayModel:
     """Answers only with recorded outputs; a miss is an error, never an invention."""
 
+    instant = True
+    """Recorded answers need no machine-wide generation slot."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._records = load_cassette(self.path)
@@ -107,6 +110,11 @@ class RecordingModel:
         self.name = inner.name
         self._lock = threading.Lock()
 
+    @property
+    def instant(self) -> bool:
+        """As instant as the model it records."""
+        return self.inner.instant
+
     def generate(self, req: GenerationRequest) -> Generation:
         gen = self.inner.generate(req)
         record = {
@@ -131,6 +139,9 @@ Responder = Callable[[GenerationRequest], str]
 
 class ScriptedModel:
     """Zero-latency model whose answers come from ``fn(request) -> text``."""
+
+    instant = True
+    """No real model: no machine-wide generation slot needed."""
 
     def __init__(self, fn: Responder | None = None, name: str = "scripted") -> None:
         self.fn = fn or scripted_answer

@@ -3,36 +3,40 @@
 Each task renders the spec's own (inlined) prompt template, calls the model,
 parses the untrusted answer and validates it. A bad answer is retried with
 feedback that names what was wrong (at most :data:`MAX_RETRIES` times); after
-that the task raises :class:`~specswarm.errors.ModelError` -- except
-:func:`rate`, which returns None, because the model's rating is only a minor
-input next to the mechanical critics.
+that the task raises :class:`GaveUpError` (a :class:`~specswarm.errors.ModelError`)
+-- except :func:`rate`, which returns None, because the model's rating is only
+a minor input next to the mechanical critics.
 
 Loop guards: every request carries the spec's token cap for its kind; the
 gpt4all backend stops when a line repeats three times in a row, and the
 parsers drop later copies of any line seen three or more times.
 
-Sync and async: the sync functions block (and take the process-wide
-generation lock); the ``a``-prefixed variants run the whole task in a worker
-thread via :func:`trio.to_thread.run_sync`, so a trio peer keeps gossiping.
-Parsing takes microseconds, so holding the lock across it costs nothing.
+The tasks block, and each generation takes the process-wide lock
+(:func:`~specswarm.model.lock.generate_locked`); a trio peer runs a whole task
+in a worker thread. Parsing takes microseconds.
 
-Counters of attempts, retries and failures are kept per process in
-:data:`STATS` (see :meth:`TaskStats.snapshot`) for a peer to report.
+Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are
+:class:`Subject` (a plan :class:`~specswarm.plan.views.NodeView` is one) and
+:class:`~specswarm.protocol.bodies.Child` values. Templates see plain data built
+from them (:meth:`_Ask.context`), the same as ever, so prompts -- and the
+cassettes keyed by them -- stay as they were.
+
+The peer counts generations, tokens and seconds around the model; what only a
+task sees (retries, cut loops, fitted sums, bad answers and failures by kind)
+goes into the caller's :class:`TaskCounts`.
 """
 
 from __future__ import annotations
 
 import re
-import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-import trio
+from typing import Any, Literal, Protocol, TypeVar
 
 from specswarm.errors import ModelError
-from specswarm.model import base
 from specswarm.model.base import GenerationRequest, Model
+from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
     Child,
     OutputError,
@@ -43,134 +47,149 @@ from specswarm.model.parse import (
 )
 from specswarm.model.prompts import render_prompt
 from specswarm.plan.critics import check_constraints, constraints_for
+from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
 """Retries after the first attempt (so at most three generations per task)."""
-_DEFAULT_MAX_TOKENS = {"decompose": 400, "refine": 400, "score": 120, "execute": 300}
 T = TypeVar("T")
+Kind = Literal["decompose", "refine", "score", "execute"]
+"""A model task; each has a prompt template and a token limit in the spec."""
 
 
 class GaveUpError(ModelError):
     """A task got no usable answer after every retry (the model itself worked)."""
 
 
-@dataclass
-class TaskStats:
-    """Per-process counters (mutable; read them with :meth:`snapshot`)."""
+class Subject(Protocol):
+    """What a task reads of a plan node (:class:`~specswarm.plan.views.NodeView` is one)."""
 
-    generations: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+    @property
+    def depth(self) -> int: ...
+    @property
+    def facts(self) -> Mapping[str, int | str]: ...
+
+
+@dataclass
+class TaskCounts:
+    """What happened inside tasks that a peer's own counters cannot see.
+
+    Mutable and unlocked: give each caller its own, or share one only between
+    tasks that run one at a time."""
+
     retries: int = 0
+    """Generations asked again after an unusable answer."""
     loops_cut: int = 0
+    """Answers in which a looping line was cut."""
     fitted: int = 0
     """Splits whose sum facts (e.g. days) were rescaled in code to meet a declared total."""
-    failures: dict[str, int] = field(default_factory=dict)
-    """Tasks that gave up (ModelError / None rating), by kind."""
-    bad_outputs: dict[str, int] = field(default_factory=dict)
-    """Answers that could not be used (each one triggers a retry or a failure), by kind."""
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    bad_outputs: Counter[str] = field(default_factory=Counter)
+    """Answers that could not be used (each one triggers a retry or a failure), by task kind."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """Tasks that gave up (a :class:`GaveUpError`, or a None rating), by task kind."""
 
-    def _bump(self, counter: dict[str, int], kind: str) -> None:
-        with self._lock:
-            counter[kind] = counter.get(kind, 0) + 1
-
-    def bump_fitted(self) -> None:
-        with self._lock:
-            self.fitted += 1
-
-    def snapshot(self) -> dict[str, Any]:
-        with self._lock:
-            return {
-                "generations": self.generations,
-                "tokens": self.tokens,
-                "seconds": round(self.seconds, 3),
-                "retries": self.retries,
-                "loops_cut": self.loops_cut,
-                "fitted": self.fitted,
-                "failures": dict(self.failures),
-                "bad_outputs": dict(self.bad_outputs),
-            }
-
-    def reset(self) -> None:
-        with self._lock:
-            self.generations = self.tokens = self.retries = self.loops_cut = self.fitted = 0
-            self.seconds = 0.0
-            self.failures.clear()
-            self.bad_outputs.clear()
+    def to_json(self) -> dict[str, int | dict[str, int]]:
+        return {
+            "retries": self.retries,
+            "loops_cut": self.loops_cut,
+            "fitted": self.fitted,
+            "failures": dict(self.failures),
+            "bad_outputs": dict(self.bad_outputs),
+        }
 
 
-STATS = TaskStats()
+def _node(s: Subject) -> dict[str, Any]:
+    return {"id": s.id, "title": s.title, "detail": s.detail, "depth": s.depth, "facts": dict(s.facts)}
 
 
-def _node(d: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Ask:
+    """One task's typed inputs; :meth:`context` is the data its template sees."""
+
+    spec: GoalSpec
+    node: Subject
+    ancestors: Sequence[Subject] = ()
+    siblings: Sequence[Subject] = ()
+    strategy: str = ""
+    critiques: Sequence[str] = ()
+    proposal: Sequence[Child] = ()
+
+    @property
+    def constraints(self) -> list[Constraint]:
+        """The declared constraints that apply to a split of this node."""
+        return constraints_for(self.spec.constraints, self.node.depth)
+
+    @property
+    def fact_fields(self) -> list[str]:
+        """The facts every child must state: the fields of the applicable sum constraints."""
+        return [c.field for c in self.constraints if c.kind == "sum" and c.field is not None]
+
+    @property
+    def is_last_level(self) -> bool:
+        """True when this node's children are leaves."""
+        return self.node.depth + 1 >= self.spec.tree.max_depth
+
+    def context(self) -> dict[str, Any]:
+        tree = self.spec.tree
+        low, high = tree.min_children, tree.max_children
+        node = _node(self.node)
+        return {
+            "goal": self.spec.goal,
+            "context": self.spec.context,
+            "node": node,
+            "ancestors": [_node(a) for a in self.ancestors],
+            "siblings": [_node(s) for s in self.siblings],
+            "strategy": self.strategy,
+            "critiques": list(self.critiques),
+            "constraints": [c.to_json() for c in self.constraints],
+            # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
+            "limits": {"min_children": low, "max_children": high, "target": max(low, min(high, 4))},
+            "is_last_level": self.is_last_level,
+            "fact_fields": self.fact_fields,
+            "proposal": [c.to_json() for c in self.proposal],
+            "leaf": node,
+        }
+
+
+def _template(prompts: Prompts, kind: Kind) -> str:
     return {
-        "id": d.get("id", ""),
-        "title": str(d.get("title", "")),
-        "detail": str(d.get("detail", "") or ""),
-        "depth": int(d.get("depth", 0) or 0),
-        "facts": dict(d.get("facts", {}) or {}),
-    }
+        "decompose": prompts.decompose,
+        "refine": prompts.refine,
+        "score": prompts.score,
+        "execute": prompts.execute,
+    }[kind]
 
 
-def _children(items: Sequence[Any]) -> list[dict[str, Any]]:
-    return [c.to_json() if isinstance(c, Child) else dict(c) for c in items]
+def _token_cap(limits: TokenLimits, kind: Kind) -> int:
+    return {
+        "decompose": limits.decompose,
+        "refine": limits.refine,
+        "score": limits.score,
+        "execute": limits.execute,
+    }[kind]
 
 
-def _request(spec_json: Mapping[str, Any], kind: str, system: str, prompt: str) -> GenerationRequest:
-    m = spec_json.get("model", {})
-    caps = m.get("max_tokens", {}) or {}
+def _request(settings: ModelSettings, kind: Kind, system: str, prompt: str) -> GenerationRequest:
+    # float()/int() as ever: the cassette key hashes these values, and 0 is not 0.0 there.
     return GenerationRequest(
         prompt=prompt,
         system=system,
-        max_tokens=int(caps.get(kind, _DEFAULT_MAX_TOKENS[kind])),
-        temperature=float(m.get("temperature", 0.0)),
-        top_k=int(m.get("top_k", 1)),
-        seed=int(m.get("seed", 42)),
-        repeat_penalty=float(m.get("repeat_penalty", 1.1)),
+        max_tokens=int(_token_cap(settings.max_tokens, kind)),
+        temperature=float(settings.temperature),
+        top_k=int(settings.top_k),
+        seed=int(settings.seed),
+        repeat_penalty=float(settings.repeat_penalty),
     )
 
 
-def _limits(low: int, high: int) -> dict[str, int]:
-    # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
-    return {"min_children": low, "max_children": high, "target": max(low, min(high, 4))}
-
-
-def _base_context(
-    spec_json: Mapping[str, Any], node: Mapping[str, Any], ancestors: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    tree = spec_json.get("tree", {})
-    n = _node(node)
-    applicable = constraints_for(spec_json.get("constraints", []), n["depth"])
-    return {
-        "goal": spec_json.get("goal", ""),
-        "context": spec_json.get("context", "") or "",
-        "node": n,
-        "ancestors": [_node(a) for a in ancestors],
-        "siblings": [],
-        "strategy": "",
-        "critiques": [],
-        "constraints": [dict(c) for c in applicable],
-        "limits": _limits(int(tree.get("min_children", 2)), int(tree.get("max_children", 6))),
-        "is_last_level": n["depth"] + 1 >= int(tree.get("max_depth", 2)),
-        "fact_fields": [c["field"] for c in applicable if c.get("kind") == "sum"],
-        "proposal": [],
-        "leaf": n,
-    }
-
-
-def _template(spec_json: Mapping[str, Any], kind: str) -> str:
-    try:
-        return str(spec_json["prompts"][kind])
-    except (KeyError, TypeError):
-        raise ModelError(f"the spec has no prompt template for {kind!r} (prompts.{kind})") from None
-
-
-def _attempts(
-    model: Model, spec_json: Mapping[str, Any], kind: str, ctx: dict[str, Any], parse: Callable[[str], T]
-) -> T:
-    """Generate, parse; on OutputError retry with feedback; ModelError after the last try."""
-    system, prompt = render_prompt(_template(spec_json, kind), **ctx)
+def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts) -> T:
+    """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try."""
+    system, prompt = render_prompt(_template(ask.spec.prompts, kind), **ask.context())
     problem = ""
     for attempt in range(MAX_RETRIES + 1):
         asked = (
@@ -181,33 +200,27 @@ def _attempts(
                 "Answer again and follow the format exactly."
             )
         )
-        gen = base.generate_locked(model, _request(spec_json, kind, system, asked))
-        with STATS._lock:
-            STATS.generations += 1
-            STATS.tokens += gen.tokens
-            STATS.seconds += gen.seconds
+        gen = generate_locked(model, _request(ask.spec.model, kind, system, asked))
         if cut_repeats(gen.text)[1]:
-            with STATS._lock:
-                STATS.loops_cut += 1
+            counts.loops_cut += 1
         try:
             return parse(gen.text)
         except OutputError as exc:
             problem = str(exc)
-            STATS._bump(STATS.bad_outputs, kind)
+            counts.bad_outputs[kind] += 1
             if attempt < MAX_RETRIES:
-                with STATS._lock:
-                    STATS.retries += 1
-    STATS._bump(STATS.failures, kind)
+                counts.retries += 1
+    counts.failures[kind] += 1
     raise GaveUpError(
         f"{kind}: the model gave no usable answer after {MAX_RETRIES + 1} "
-        f"attempts ({problem}) for {ctx['node']['title']!r}"
+        f"attempts ({problem}) for {ask.node.title!r}"
     )
 
 
 def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
     """Make the children's ``field`` facts add up to ``total``, in code.
 
-    The small model rarely gets arithmetic right (MODELS.md; a recorded Japan split gave
+    The small model rarely gets arithmetic right (docs/MODELS.md; a recorded Japan split gave
     7+6+2+1 = 16 days for a 14-day trip), and asking again made its answers worse. So the
     proportions it chose are kept and rescaled (largest remainder, at least 1 each when
     possible); a missing fact counts as 1. "N days" in a title or detail is rewritten to
@@ -242,16 +255,34 @@ def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
     return out
 
 
+def _fit_sums(
+    node: Subject, children: list[Child], constraints: Sequence[Constraint], counts: TaskCounts
+) -> list[Child]:
+    """Children whose facts meet every applicable sum constraint, rescaled by :func:`fit_sum`
+    where they do not. Below the root, the total is the node's own fact."""
+    for con in constraints:
+        if con.kind != "sum" or con.field is None:
+            continue
+        total = con.total if node.depth == 0 else node.facts.get(con.field)
+        if not isinstance(total, int | float) or isinstance(total, bool) or total <= 0:
+            continue  # e.g. a deeper node that states no such fact
+        if not check_constraints(node, children, [con], node.depth).passed:
+            counts.fitted += 1
+            children = fit_sum(children, con.field, int(total))
+    return children
+
+
 def decompose(
     model: Model,
-    spec_json: Mapping[str, Any],
-    node: Mapping[str, Any],
-    ancestors: Sequence[Mapping[str, Any]],
-    siblings: Sequence[Mapping[str, Any]],
+    spec: GoalSpec,
+    node: Subject,
+    ancestors: Sequence[Subject],
+    siblings: Sequence[Subject],
     strategy: str,
     critiques: Sequence[str],
     *,
-    previous: Sequence[Any] | None = None,
+    previous: Sequence[Child] | None = None,
+    counts: TaskCounts | None = None,
 ) -> list[Child]:
     """Propose children for ``node``. With ``critiques`` or ``previous`` (the rejected
     children) the ``refine`` template is used, else ``decompose``.
@@ -260,109 +291,51 @@ def decompose(
     :func:`fit_sum` rather than by asking the model again: it keeps the model's
     proportions and fixes the arithmetic.
     """
-    ctx = _base_context(spec_json, node, ancestors)
-    ctx.update(
-        siblings=[_node(s) for s in siblings],
-        strategy=strategy,
-        critiques=list(critiques),
-        proposal=_children(previous or []),
-    )
-    kind = "refine" if (critiques or previous) else "decompose"
-    limits = ctx["limits"]
+    tally = counts if counts is not None else TaskCounts()
+    ask = _Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
+    kind: Kind = "refine" if (critiques or previous) else "decompose"
+    constraints, fact_fields, leaves = ask.constraints, ask.fact_fields, ask.is_last_level
 
     def parse(text: str) -> list[Child]:
         children = parse_children(
             text,
-            min_children=limits["min_children"],
-            max_children=limits["max_children"],
-            parent_title=ctx["node"]["title"],
-            goal=str(ctx["goal"]),
-            fact_fields=ctx["fact_fields"],
-            leaves=ctx["is_last_level"],
+            min_children=spec.tree.min_children,
+            max_children=spec.tree.max_children,
+            parent_title=node.title,
+            goal=spec.goal,
+            fact_fields=fact_fields,
+            leaves=leaves,
         )
-        depth = ctx["node"]["depth"]
-        for con in ctx["constraints"]:
-            if con.get("kind") != "sum":
-                continue
-            field = str(con["field"])
-            total = con.get("total") if depth == 0 else ctx["node"]["facts"].get(field)
-            if isinstance(total, int | float) and not isinstance(total, bool) and total > 0:
-                check = check_constraints(ctx["node"], [c.to_json() for c in children], [con], depth)
-                if not check.passed:
-                    STATS.bump_fitted()
-                    children = fit_sum(children, field, int(total))
-        return children
+        return _fit_sums(node, children, constraints, tally)
 
-    return _attempts(model, spec_json, kind, ctx, parse)
+    return _attempts(model, kind, ask, parse, tally)
 
 
 def rate(
     model: Model,
-    spec_json: Mapping[str, Any],
-    node: Mapping[str, Any],
-    children: Sequence[Any],
+    spec: GoalSpec,
+    node: Subject,
+    children: Sequence[Child],
     *,
-    ancestors: Sequence[Mapping[str, Any]] = (),
+    ancestors: Sequence[Subject] = (),
+    counts: TaskCounts | None = None,
 ) -> int | None:
     """The model's 0..100 opinion of a split, or None when it gives no usable number."""
-    ctx = _base_context(spec_json, node, ancestors)
-    ctx["proposal"] = _children(children)
+    ask = _Ask(spec, node, ancestors, proposal=children)
     try:
-        return _attempts(model, spec_json, "score", ctx, parse_score)
+        return _attempts(model, "score", ask, parse_score, counts if counts is not None else TaskCounts())
     except GaveUpError:
         return None
 
 
 def execute(
     model: Model,
-    spec_json: Mapping[str, Any],
-    leaf: Mapping[str, Any],
-    ancestors: Sequence[Mapping[str, Any]],
+    spec: GoalSpec,
+    leaf: Subject,
+    ancestors: Sequence[Subject],
+    *,
+    counts: TaskCounts | None = None,
 ) -> str:
     """Carry out ``leaf``; return the cleaned output text."""
-    ctx = _base_context(spec_json, leaf, ancestors)
-    return _attempts(model, spec_json, "execute", ctx, parse_execution)
-
-
-async def _in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    async with base._TRIO_LOCK:
-        return await trio.to_thread.run_sync(lambda: fn(*args, **kwargs))
-
-
-async def adecompose(
-    model: Model,
-    spec_json: Mapping[str, Any],
-    node: Mapping[str, Any],
-    ancestors: Sequence[Mapping[str, Any]],
-    siblings: Sequence[Mapping[str, Any]],
-    strategy: str,
-    critiques: Sequence[str],
-    *,
-    previous: Sequence[Any] | None = None,
-) -> list[Child]:
-    """:func:`decompose` in a worker thread (trio)."""
-    return await _in_thread(
-        decompose, model, spec_json, node, ancestors, siblings, strategy, critiques, previous=previous
-    )
-
-
-async def arate(
-    model: Model,
-    spec_json: Mapping[str, Any],
-    node: Mapping[str, Any],
-    children: Sequence[Any],
-    *,
-    ancestors: Sequence[Mapping[str, Any]] = (),
-) -> int | None:
-    """:func:`rate` in a worker thread (trio)."""
-    return await _in_thread(rate, model, spec_json, node, children, ancestors=ancestors)
-
-
-async def aexecute(
-    model: Model,
-    spec_json: Mapping[str, Any],
-    leaf: Mapping[str, Any],
-    ancestors: Sequence[Mapping[str, Any]],
-) -> str:
-    """:func:`execute` in a worker thread (trio)."""
-    return await _in_thread(execute, model, spec_json, leaf, ancestors)
+    ask = _Ask(spec, leaf, ancestors)
+    return _attempts(model, "execute", ask, parse_execution, counts if counts is not None else TaskCounts())
