@@ -22,6 +22,7 @@ import trio
 
 from specswarm.model import GenerationRequest, agenerate, load_model, render_prompt
 from specswarm.model.gpt4all_backend import CHATML_SYSTEM, CHATML_USER, N_BATCH, Gpt4AllModel
+from specswarm.spec import ModelSettings
 
 REPO = Path(__file__).resolve().parent.parent
 GOAL = "Plan a two-week trip to Japan"
@@ -93,7 +94,7 @@ def main() -> None:
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    model = load_model({"backend": "gpt4all", "threads": args.threads})
+    model = load_model(ModelSettings(backend="gpt4all", threads=args.threads))
     assert isinstance(model, Gpt4AllModel)
     gpt = model._gpt()
     load_s = time.perf_counter() - t0
