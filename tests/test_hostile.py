@@ -257,8 +257,9 @@ def test_a_model_answering_garbage_is_counted_and_the_run_reports_it_stuck() -> 
     assert decomposer.counters.model_failures == 1  # one failed task (after its retries), then a backoff
     assert decomposer.counters.model_calls == 1
     assert decomposer.counters.published == 1  # its join, and no proposal made of garbage
-    assert decomposer.last_model_failure is not None
-    assert decomposer.last_model_failure.startswith("decomposer on root: ")
+    failure = decomposer.role.last_failure
+    assert failure is not None
+    assert failure.startswith("decomposer on root: ")
     plan = decomposer.plan()
     assert not plan.complete and plan.root is not None and not plan.root.proposals
     # what `specswarm plan` prints when it gives up: the stuck node, and why
@@ -271,5 +272,5 @@ def test_a_model_answering_garbage_is_counted_and_the_run_reports_it_stuck() -> 
         f"node root {plan.root.title[:50]!r}: no proposal yet (decomposer model slow or failing)"
     )
     assert reasons[1].startswith("model failures across peers: 1 (see the peer logs); last: decomposer-")
-    assert decomposer.last_model_failure in reasons[1]
+    assert failure in reasons[1]
     assert len(reasons) == 2
