@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from specswarm.plan import FoldState as FoldState
     from specswarm.plan import NodeView as NodeView
     from specswarm.plan import Plan as Plan
-    from specswarm.plan import fold as fold
+    from specswarm.plan.fold import fold as fold
     from specswarm.protocol.bodies import Body as Body
     from specswarm.protocol.events import Event as Event
     from specswarm.protocol.events import check_event as check_event
@@ -70,7 +70,8 @@ _WHERE = {
         "write_event_log",
     ),
     "specswarm.protocol.identity": ("Identity",),
-    "specswarm.plan": ("FoldState", "NodeView", "Plan", "fold"),
+    "specswarm.plan": ("FoldState", "NodeView", "Plan"),
+    "specswarm.plan.fold": ("fold",),
     "specswarm.render": ("render_plan",),
     "specswarm.model": ("Generation", "GenerationRequest", "Model", "load_model"),
 }

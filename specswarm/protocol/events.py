@@ -89,16 +89,26 @@ class Event:
         return (self.lamport, self.author, self.id)
 
 
-def sign_json(identity: Identity, run: str, kind: str, lamport: int, body: Mapping[str, Any]) -> dict[str, Any]:
+def sign_json(
+    identity: Identity, run: str, kind: str, lamport: int, body: Mapping[str, Any]
+) -> dict[str, Any]:
     """The signed JSON envelope of an event, its body signed exactly as given (not checked: this
     is also how tests forge bad input)."""
-    unsigned = {"v": VERSION, "run": run, "kind": kind, "author": identity.peer_id, "lamport": lamport,
-                "body": dict(body)}
+    unsigned = {
+        "v": VERSION,
+        "run": run,
+        "kind": kind,
+        "author": identity.peer_id,
+        "lamport": lamport,
+        "body": dict(body),
+    }
     sig = base64.b64encode(identity.sign(DOMAIN + canonical_bytes(unsigned))).decode()
     return {**unsigned, "sig": sig}
 
 
-def make_event(identity: Identity, run: str, kind: str, lamport: int, body: Body | Mapping[str, Any]) -> Event:
+def make_event(
+    identity: Identity, run: str, kind: str, lamport: int, body: Body | Mapping[str, Any]
+) -> Event:
     """Sign a new event. A typed body must be of ``kind``; a mapping must have the shape the
     schema asks for (it is parsed into its typed body)."""
     if not isinstance(body, Mapping) and kind != body.KIND:

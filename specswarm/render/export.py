@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -191,7 +192,7 @@ def _render_user_template(path: Path, context: Mapping[str, Any]) -> str:
         return _finish(env.get_template(path.name).render(context))
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"{path}:{exc.lineno}: template syntax: {exc.message}") from None
-    except (jinja2.UndefinedError, jinja2.sandbox.SecurityError) as exc:
+    except (jinja2.UndefinedError, SecurityError) as exc:
         raise TemplateError(f"{path}: cannot render: {exc}") from None
 
 

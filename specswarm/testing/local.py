@@ -11,7 +11,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -22,6 +22,9 @@ from specswarm.spec import GoalSpec, spec_from_json
 from specswarm.swarm.node import Node
 from specswarm.swarm.roles import make_role
 from specswarm.transport.memory import MemoryNetwork, open_memory_network
+
+if TYPE_CHECKING:
+    from trio_typing import TaskStatus  # what the trio stubs libp2p installs (trio-typing) expect
 
 
 @dataclass
@@ -67,7 +70,7 @@ async def start_peer(
     )
     scope = trio.CancelScope()
 
-    async def runner(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    async def runner(task_status: TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         with scope:
             await node.run(task_status=task_status)
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specswarm.plan.fold import FoldState, child_id
+from specswarm.plan.fold import FoldState
+from specswarm.plan.views import child_id
 from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, admit, make_event, make_run_event
 from specswarm.protocol.identity import Identity

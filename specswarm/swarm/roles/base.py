@@ -76,6 +76,10 @@ class ModelRole:
             self._model = await trio.to_thread.run_sync(self._model_factory)
         return self._model
 
+    async def act(self, node: Node, plan: Plan) -> None:
+        """Look at the plan, publish what this role should, return (called again on change)."""
+        raise NotImplementedError
+
     def backing_off(self, key: str) -> bool:
         return self._backoff.get(key, 0.0) > time.monotonic()
 
@@ -152,7 +156,10 @@ async def machine_slot(enabled: bool = True) -> AsyncIterator[None]:
     try:
         # waiting happens in a thread; if we are cancelled meanwhile, closing the file
         # below releases the lock the abandoned thread may still obtain
-        await trio.to_thread.run_sync(fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True)
+        # (trio-typing's stale stubs, which libp2p installs, do not know abandon_on_cancel)
+        await trio.to_thread.run_sync(  # type: ignore[call-arg]
+            fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True
+        )
         yield
     finally:
         fh.close()
