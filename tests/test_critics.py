@@ -216,3 +216,10 @@ def test_a_child_repeating_another_branch_fails_scope() -> None:
     )
     alone = {c.name: c for c in check_split(spec, parent, children, 1)}
     assert alone["scope"].passed and alone["scope"].score == 100
+
+
+def test_a_fractional_threshold_is_not_truncated() -> None:
+    # approve_threshold is a number: 60.5 must not approve a score of 60 (it once became int(60.5))
+    checks = [Check("count", 60, True, "")]
+    assert combine(checks, None, 0.0, approve_threshold=60.5) == (60, False)
+    assert combine(checks, None, 0.0, approve_threshold=60.0) == (60, True)
