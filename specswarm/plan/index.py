@@ -1,0 +1,81 @@
+"""Every event a peer holds, indexed the way the fold's rules read them."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from specswarm.plan.rules import least
+from specswarm.protocol.bodies import ClaimBody, JoinBody, ProposalBody, ResultBody, RunBody, VoteBody
+from specswarm.protocol.events import Event
+
+EVERYTHING: Final = "*"
+"""What :meth:`EventIndex.add` returns when an event can change any decision (a join, or
+another run taking over)."""
+
+
+class EventIndex:
+    """The event set, by id and by what each rule needs: joins by author, proposals by node,
+    the least vote per (author, run) by proposal, claims and results by leaf."""
+
+    def __init__(self, run: str | None = None) -> None:
+        self.pinned_run = run
+        """When set, events of any other run are ignored."""
+        self.run_event: Event | None = None
+        """The run event the fold follows (see :meth:`_choose_run`)."""
+        self.events: dict[str, Event] = {}
+        self.joins: dict[str, list[Event]] = {}
+        self.proposals: dict[str, Event] = {}
+        self.proposals_by_node: dict[str, set[str]] = {}
+        self.votes: dict[str, dict[tuple[str, str], Event]] = {}  # proposal -> (author, run) -> least
+        self.claims: dict[str, dict[str, Event]] = {}  # leaf -> claim id -> claim
+        self.results: dict[str, dict[str, Event]] = {}  # leaf -> result id -> result
+        self.counts: dict[str, int] = {}
+        self._run_events: dict[str, Event] = {}
+        self._run_sizes: dict[str, int] = {}
+
+    def add(self, event: Event) -> str | None:
+        """Index one event. Returns None if nothing is decided differently now (the event was
+        held already, or bears on no node), the id of the one node whose decision it may
+        change, or :data:`EVERYTHING`."""
+        if event.id in self.events or (self.pinned_run is not None and event.run != self.pinned_run):
+            return None
+        self.events[event.id] = event
+        self._run_sizes[event.run] = self._run_sizes.get(event.run, 0) + 1
+        self.counts[event.kind] = self.counts.get(event.kind, 0) + 1
+        body = event.body
+        touched: str | None = None
+        if isinstance(body, RunBody):
+            self._run_events[event.id] = event
+        if isinstance(body, RunBody) or len(self._run_events) > 1:
+            chosen = self._choose_run()
+            if chosen is not self.run_event:
+                self.run_event = chosen
+                touched = EVERYTHING
+        if isinstance(body, JoinBody):
+            self.joins.setdefault(event.author, []).append(event)
+            return EVERYTHING
+        if isinstance(body, ProposalBody):
+            self.proposals[event.id] = event
+            self.proposals_by_node.setdefault(body.node, set()).add(event.id)
+            return touched or body.node
+        if isinstance(body, VoteBody):
+            per_author = self.votes.setdefault(body.proposal, {})
+            key = (event.author, event.run)  # a foreign run's vote must not hide this run's one
+            per_author[key] = least(per_author.get(key), event)
+            prop = self.proposals.get(body.proposal)
+            if prop is not None and isinstance(prop.body, ProposalBody):
+                return touched or prop.body.node
+        elif isinstance(body, ClaimBody):
+            self.claims.setdefault(body.leaf, {})[event.id] = event
+            return touched or body.leaf
+        elif isinstance(body, ResultBody):
+            self.results.setdefault(body.leaf, {})[event.id] = event
+            return touched or body.leaf
+        return touched
+
+    def _choose_run(self) -> Event | None:
+        """The run event of the run holding the most events (ties: least run event id), so a
+        stray run event in a log cannot take over the plan."""
+        if not self._run_events:
+            return None
+        return min(self._run_events.values(), key=lambda e: (-self._run_sizes.get(e.run, 0), e.id))

@@ -1,0 +1,99 @@
+"""The plan tree a :class:`~specswarm.plan.fold.FoldState` keeps between plans.
+
+Rebuilding the whole tree for every new event costs O(nodes); an event only ever changes
+the decision of one node. So the tree is kept, a touched node is re-derived, and only when
+its accepted split changed is its subtree dropped and grown again. The digest is joined
+from per-node canonical bytes kept while a node's view is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from specswarm.plan.views import NodeView, node_content
+from specswarm.protocol.bodies import Facts
+from specswarm.protocol.canonical import canonical_bytes, sha256_hex
+
+
+@dataclass
+class NodeSeed:
+    """What a node's parent decides about it: enough to derive its view."""
+
+    id: str
+    parent: str | None
+    title: str
+    detail: str
+    depth: int
+    leaf: bool
+    facts: Facts
+
+
+Derive = Callable[[NodeSeed], tuple[NodeView, list[NodeSeed]]]
+"""The view of one node from its decision, and the seeds of its children."""
+
+
+class KeptTree:
+    """The nodes of the last plan, with the counts ``plan()`` reads off them."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeView] = {}
+        self.incomplete = 0
+        """Nodes that keep the plan from complete (an open split, a leaf without result)."""
+        self.counted = 0
+        """Proposals shown in the tree."""
+        self._frags: dict[str, tuple[NodeView, bytes]] = {}  # node id -> (view, canonical content)
+
+    def grow(self, queue: list[NodeSeed], derive: Derive) -> None:
+        """Add the subtrees of these seeds (depth first, as the full build always did)."""
+        while queue:
+            view, seeds = derive(queue.pop())
+            self._put(view)
+            queue.extend(seeds)
+
+    def rebuild(self, node: str, derive: Derive) -> None:
+        """Re-derive one node; if its accepted split changed, its whole subtree."""
+        old = self.nodes[node]
+        seed = NodeSeed(old.id, old.parent, old.title, old.detail, old.depth, old.leaf, old.facts)
+        view, seeds = derive(seed)
+        self._drop(old)
+        if view.accepted != old.accepted:
+            stack = list(old.children)
+            while stack:
+                child = self.nodes.get(stack.pop())
+                if child is not None:
+                    self._drop(child)
+                    stack.extend(child.children)
+            self._put(view)
+            self.grow(seeds, derive)
+        else:
+            self._put(view)
+
+    def _put(self, view: NodeView) -> None:
+        self.nodes[view.id] = view
+        self.incomplete += (view.result is None) if view.leaf else (view.accepted is None)
+        self.counted += len(view.proposals)
+
+    def _drop(self, view: NodeView) -> None:
+        del self.nodes[view.id]
+        self.incomplete -= (view.result is None) if view.leaf else (view.accepted is None)
+        self.counted -= len(view.proposals)
+
+    def digest(self, run_id: str, nodes: Mapping[str, NodeView]) -> str:
+        """``canonical_digest(plan.content())``, joined from per-node canonical bytes that are
+        kept while a node's view is unchanged (the same bytes, so the same digest)."""
+        frags = self._frags
+        parts = []
+        for nid in sorted(nodes):
+            view = nodes[nid]
+            cached = frags.get(nid)
+            if cached is None or cached[0] is not view:
+                cached = (view, canonical_bytes(node_content(view)))
+                frags[nid] = cached
+            parts.append(cached[1])
+        if len(frags) > 2 * len(nodes) + 64:  # forget nodes that left the tree
+            for nid in [k for k in frags if k not in nodes]:
+                del frags[nid]
+        # canonical JSON of {"nodes": [...], "run": run_id}: keys sorted, no spaces
+        data = b'{"nodes":[' + b",".join(parts) + b'],"run":' + canonical_bytes(run_id) + b"}"
+        return sha256_hex(data)
