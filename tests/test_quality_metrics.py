@@ -2,10 +2,11 @@
 
 Trees come from several domains (trips, software, weddings, conferences, research) so that no
 metric passes only on the one goal it was written against. The last tests fold the recorded
-real run (``/work/shared/runs/japan-embedded-model-events.jsonl``) and pin what the plan-quality
+real run (``tests/fixtures/japan-real-2c5e150.jsonl``: ``specswarm plan goals/japan.yaml`` with the
+embedded model at commit 2c5e150) and pin what the plan-quality
 issue describes.
 
-    python -m pytest -q bench/test_quality_metrics.py -p no:cacheprovider
+    python -m pytest -q tests/test_quality_metrics.py -p no:cacheprovider
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import quality_metrics as qm  # noqa: E402
 from quality_metrics import (  # noqa: E402
@@ -29,7 +30,7 @@ from quality_metrics import (  # noqa: E402
     title_facts,
 )
 
-JAPAN_RUN = Path("/work/shared/runs/japan-embedded-model-events.jsonl")
+JAPAN_RUN = Path(__file__).resolve().parent / "fixtures" / "japan-real-2c5e150.jsonl"
 
 JAPAN_CONSTRAINTS = (
     {"kind": "sum", "field": "days", "total": 14, "applies_to": "root"},
@@ -572,8 +573,6 @@ def test_metrics_do_not_use_the_swarms_critics() -> None:
 
 @pytest.fixture(scope="module")
 def japan() -> tuple[QTree, tuple[object, ...]]:
-    if not JAPAN_RUN.exists():
-        pytest.skip(f"{JAPAN_RUN} not present")
     from specswarm.plan import fold
     from specswarm.protocol.events import read_event_log
 
