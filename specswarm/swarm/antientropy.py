@@ -1,0 +1,203 @@
+"""Anti-entropy: repair what gossip lost, and learn the run from a peer.
+
+Each node announces ``(count, set digest)`` about once a second (less often while nothing
+changes and every peer agrees); a node that hears a digest unlike its own pulls the inventory
+of that peer and fetches the events it lacks over request/response. A node that joins late (or
+knows only one address) learns the run the same way, with ``hello``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import trio
+
+from specswarm.errors import TransportError
+from specswarm.protocol.events import Event
+from specswarm.swarm.liveness import Liveness
+from specswarm.swarm.store import EventStore
+from specswarm.swarm.wire import (
+    GET_BATCH,
+    HELLO,
+    INV,
+    BadRequest,
+    Get,
+    HaveMsg,
+    Hello,
+    Inv,
+    decode_get_reply,
+    decode_hello_reply,
+    decode_inv_reply,
+    decode_request,
+    encode_get_reply,
+    encode_have,
+    encode_hello_reply,
+    encode_request,
+    reason_class,
+    verify_event,
+)
+from specswarm.transport.base import Transport
+
+log = logging.getLogger("specswarm.swarm.node")
+
+ANNOUNCE_INTERVAL = 1.0
+QUIET_ANNOUNCE_EVERY = 5
+"""When nothing changes and every peer agrees, announce once in this many rounds."""
+GONE_GRACE = 3 * QUIET_ANNOUNCE_EVERY * ANNOUNCE_INTERVAL
+"""Seconds without contact before a peer counts as gone (three quiet announcement periods)."""
+PEER_HAVE_FRESH = 10.0
+"""Seconds a peer's announcement counts when deciding whether the swarm agrees."""
+SYNC_TIMEOUT = 30.0
+"""Seconds an anti-entropy request may take: generous, because a CPU-starved peer (many
+processes on few cores) answers late, and a timed-out pull repairs nothing."""
+SYNC_MIN_INTERVAL = 2.0
+"""Seconds between two anti-entropy pulls from the same peer."""
+HELLO_TIMEOUT = 5.0
+LEARN_RETRY = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class _Heard:
+    n: int
+    digest: str
+    at: float
+
+
+class AntiEntropy:
+    """Announcements, pulls and the answers to them, for one node's store."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        store: EventStore,
+        liveness: Liveness,
+        role_name: str,
+        rng: random.Random,
+        announce_interval: Callable[[], float] = lambda: ANNOUNCE_INTERVAL,
+    ) -> None:
+        self.transport = transport
+        self.store = store
+        self.counters = store.counters
+        self.liveness = liveness
+        self.role_name = role_name
+        self.rng = rng
+        self.announce_interval = announce_interval
+        """Mean seconds between announcements (asked every round: it may change while running)."""
+        self._peer_have: dict[str, _Heard] = {}
+        self._last_sync: dict[str, float] = {}
+        self._syncing: set[str] = set()
+        self._last_announced = ""
+        self._quiet_rounds = 0
+
+    # -- serving ------------------------------------------------------------------------------
+    async def handle_request(self, sender: str, data: bytes) -> bytes:
+        req = decode_request(data)
+        if isinstance(req, BadRequest):
+            return req.reply
+        if isinstance(req, Hello):
+            return encode_hello_reply(self.store.run_event, len(self.store), self.role_name)
+        if isinstance(req, Inv):
+            return self.store.inv_reply()
+        return encode_get_reply(self.store.get(req.ids))
+
+    # -- pulling ------------------------------------------------------------------------------
+    def on_have(self, nursery: trio.Nursery, sender: str, msg: HaveMsg) -> None:
+        """A peer announced its set: pull from it if it differs from ours, and not just by
+        gossip still in flight."""
+        now = time.monotonic()
+        prev = self._peer_have.get(sender)
+        self._peer_have[sender] = _Heard(msg.n, msg.digest, now)
+        self.liveness.heard(sender, now)
+        held = len(self.store)
+        if (
+            msg.digest == self.store.set_digest()
+            or now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL
+        ):
+            return
+        # Pull only when the difference is not just gossip still in flight: the peer already
+        # held more than we hold now one announcement ago, or its (different) set is not changing.
+        # A fresh joiner (almost nothing yet) pulls at once.
+        behind = prev is not None and prev.n > held
+        stable = prev is not None and prev.n == msg.n and prev.digest == msg.digest
+        fresh = held <= 2 and msg.n > held
+        if behind or stable or fresh:
+            self._last_sync[sender] = now
+            nursery.start_soon(self.sync_with, sender)
+
+    async def sync_with(self, peer: str) -> int:
+        """Pull every event ``peer`` has and we lack. Returns how many were new."""
+        if peer in self._syncing:
+            return 0
+        self._syncing.add(peer)
+        new = 0
+        try:
+            ids = decode_inv_reply(await self._request(peer, INV))
+            missing = [i for i in ids if not self.store.holds_prefix(i)]
+            for start in range(0, len(missing), GET_BATCH):
+                batch = Get(tuple(missing[start : start + GET_BATCH]))
+                for raw in decode_get_reply(await self._request(peer, encode_request(batch))):
+                    event, reason = verify_event(raw, self.store.run_id)
+                    if event is None:
+                        self.counters.dropped[reason_class(reason)] += 1
+                    elif self.store.add(event):
+                        new += 1
+            self.counters.syncs += 1
+            self.counters.synced_events += new
+        except (TransportError, ValueError, AttributeError, TypeError) as exc:
+            log.debug("sync with %s failed: %s", peer, exc)
+        finally:
+            self._syncing.discard(peer)
+        return new
+
+    async def _request(self, peer: str, data: bytes) -> bytes:
+        self.counters.sync_requests += 1
+        self.counters.sync_bytes += len(data)
+        resp = await self.transport.request(peer, data, timeout=SYNC_TIMEOUT)
+        self.counters.sync_bytes += len(resp)
+        return resp
+
+    async def learn_run(self, timeout: float) -> Event:
+        """Ask connected peers for the run event until one answers (a peer that only has --join)."""
+        with trio.fail_after(timeout):
+            while True:
+                for peer in self.transport.peers():
+                    try:
+                        raw = decode_hello_reply(
+                            await self.transport.request(peer, HELLO, timeout=HELLO_TIMEOUT)
+                        )
+                    except (TransportError, ValueError):
+                        continue
+                    if raw:
+                        event, reason = verify_event(raw, None)
+                        if event is not None and event.kind == "run":
+                            return event
+                        self.counters.dropped[reason_class(reason or "not a run event")] += 1
+                await trio.sleep(LEARN_RETRY)
+
+    # -- announcing -----------------------------------------------------------------------------
+    async def announce_loop(self) -> None:
+        while True:
+            await trio.sleep(self.announce_interval() * (0.75 + 0.5 * self.rng.random()))
+            now = time.monotonic()
+            self.liveness.see_connected(now)
+            if self.role_name == "observer":
+                continue  # the observer never speaks; it still pulls when others announce
+            digest = self.store.set_digest()
+            # In a quiet, agreeing swarm announce only every QUIET_ANNOUNCE_EVERY rounds: each
+            # announcement costs every peer a validation, which dominates idle CPU.
+            agreed = digest == self._last_announced and all(
+                h.digest == digest for h in self._peer_have.values() if now - h.at < PEER_HAVE_FRESH
+            )
+            self._quiet_rounds = self._quiet_rounds + 1 if agreed else 0
+            if agreed and self._quiet_rounds % QUIET_ANNOUNCE_EVERY:
+                continue
+            self._last_announced = digest
+            try:
+                self.counters.announces += 1
+                await self.transport.publish(encode_have(len(self.store), digest))
+            except TransportError:
+                pass

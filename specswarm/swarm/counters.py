@@ -1,0 +1,62 @@
+"""What a node counts: :class:`NodeCounters`, shared by its parts and its role."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from specswarm.model.tasks import TaskCounts
+
+
+@dataclass
+class NodeCounters:
+    """What a node did and dropped; shown in status lines and in the run summary."""
+
+    published: int = 0
+    applied: int = 0
+    duplicates: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    """Invalid input by reason class (malformed, schema, signature, foreign run, ...)."""
+    syncs: int = 0
+    synced_events: int = 0
+    model_calls: int = 0
+    model_reused: int = 0
+    """Model ratings taken from another scorer's vote instead of generating the same one again."""
+    model_failures: int = 0
+    model_tokens: int = 0
+    model_seconds: float = 0.0
+    """Wall time inside model tasks (waiting for the machine-wide generation slot included)."""
+    model_generations: int = 0
+    """Generations (a task retried after a bad answer makes several)."""
+    model_gen_seconds: float = 0.0
+    """Time the model itself spent generating (sum of Generation.seconds; 0 for scripted/replay)."""
+    announces: int = 0
+    """``have`` announcements published (anti-entropy gossip)."""
+    sync_requests: int = 0
+    """Anti-entropy requests this node made (inv + get)."""
+    sync_bytes: int = 0
+    """Bytes of those requests and their responses."""
+    tasks: TaskCounts = field(default_factory=TaskCounts)
+    """What the model tasks counted: retries, loops cut, sums fitted, bad answers, give-ups."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "published": self.published,
+            "applied": self.applied,
+            "duplicates": self.duplicates,
+            "dropped": dict(self.dropped),
+            "syncs": self.syncs,
+            "synced_events": self.synced_events,
+            "model_calls": self.model_calls,
+            "model_reused": self.model_reused,
+            "model_failures": self.model_failures,
+            "model_tokens": self.model_tokens,
+            "model_seconds": round(self.model_seconds, 2),
+            "model_generations": self.model_generations,
+            "model_gen_seconds": round(self.model_gen_seconds, 2),
+            "announces": self.announces,
+            "sync_requests": self.sync_requests,
+            "sync_bytes": self.sync_bytes,
+            "tasks": self.tasks.to_json(),
+        }
