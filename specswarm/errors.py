@@ -6,20 +6,29 @@
     ├── SpecError                   a goal spec is wrong (``.problems`` lists each one)
     ├── EventError                  an event is invalid; never escapes a peer
     ├── ModelError                  the local model failed (missing file, garbage after retries)
-    │   └── ReplayMissError         a replay cassette holds no recording for a prompt
-    ├── TransportError              libp2p / network problems (bad multiaddr, dial failure)
+    │   ├── ReplayMissError         a replay cassette holds no recording for a prompt
+    │   └── GaveUpError             no usable answer after every retry (``specswarm.model.tasks``)
+    ├── TemplateError               a user template cannot be loaded or rendered (``specswarm.render``)
+    ├── TransportError              libp2p / network problems (bad multiaddr, dial failure, no answer)
     └── RunError                    a run did not converge (names stuck nodes and why)
+        └── InterruptedRunError     a run or a peer was stopped by a signal (exit 130)
 
-The CLI (``specswarm.cli``) is the only place that turns these into exit codes.
+Each class states the exit code ``specswarm`` ends with when such an error stops a command
+(``exit_code``: 2 for a SpecError, 130 for an InterruptedRunError, 1 for every other one); the
+CLI (``specswarm.cli``) is the only place that turns errors into that exit and red text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 class SpecSwarmError(Exception):
     """Base of every error specswarm raises on purpose."""
+
+    exit_code: ClassVar[int] = 1
+    """What ``specswarm`` exits with when this error ends a command."""
 
 
 @dataclass(frozen=True, order=True)
@@ -41,6 +50,8 @@ class SpecProblem:
 
 class SpecError(SpecSwarmError):
     """A goal spec could not be loaded; ``problems`` holds every problem found."""
+
+    exit_code: ClassVar[int] = 2
 
     def __init__(self, problems: list[SpecProblem]) -> None:
         self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.path, p.message))
@@ -65,3 +76,13 @@ class TransportError(SpecSwarmError):
 
 class RunError(SpecSwarmError):
     """A run stopped without converging."""
+
+
+class InterruptedRunError(RunError):
+    """A run (or one peer of it) was stopped by SIGINT/SIGTERM before it finished.
+
+    The message says what was kept and how to continue; it may be empty (a peer stopped
+    by Ctrl-C has nothing to add), and then the CLI prints nothing.
+    """
+
+    exit_code: ClassVar[int] = 130

@@ -32,7 +32,7 @@ from typing import Any
 from specswarm.plan.fold import FoldState, Plan
 from specswarm.protocol.events import Event, admit, check_event, make_run_event
 from specswarm.protocol.identity import Identity
-from specswarm.swarm.launcher import PeerProc, _free_port, peer_command
+from specswarm.swarm.launcher import PeerProc, free_port, peer_command
 from tests.swarmkit import swarm_spec
 
 CONVERGE_TIMEOUT = 120.0
@@ -143,7 +143,7 @@ class ChaosSwarm:
             index,
             role,
             identity or self.identity(),
-            _free_port(),
+            free_port(),
             strategy,
             self.workdir / f"{name}.jsonl",
             self.workdir / f"{name}.log",

@@ -1,4 +1,9 @@
-"""The ``specswarm`` command line. The one place where errors become text and exit codes."""
+"""The ``specswarm`` command line. The one place where errors become text and exit codes.
+
+Commands raise the project's errors (:mod:`specswarm.errors`) and return nothing;
+:func:`main` hands whatever stops a command to :func:`_exit`, which prints it and exits
+with the code the error's class states.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from specswarm.errors import SpecError, SpecSwarmError
+from specswarm.errors import InterruptedRunError, SpecError, SpecSwarmError, TransportError
 
 app = typer.Typer(
     name="specswarm",
@@ -18,8 +23,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class Format(str, Enum):
@@ -35,8 +38,20 @@ class Role(str, Enum):
     observer = "observer"
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    typer.secho(message, fg=typer.colors.RED, err=True)
+def _exit(exc: SpecSwarmError | KeyboardInterrupt) -> NoReturn:
+    """Print what stopped a command, in red on stderr, and exit with its code.
+
+    A TransportError reads ``error: ...``; an error with no message (a peer stopped by
+    Ctrl-C) prints nothing; Ctrl-C outside any command's own handling reads ``interrupted``.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        message, code = "interrupted", InterruptedRunError.exit_code
+    else:
+        message, code = str(exc), exc.exit_code
+        if isinstance(exc, TransportError):
+            message = f"error: {message}"
+    if message:
+        typer.secho(message, fg=typer.colors.RED, err=True)
     sys.exit(code)
 
 
@@ -66,7 +81,7 @@ def validate(
     if problems:
         for line in problems:
             typer.secho(line, fg=typer.colors.RED, err=True)
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(SpecError.exit_code)
 
 
 @app.command()
@@ -119,7 +134,7 @@ def plan(
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
 
-    code = run_plan(
+    run_plan(
         spec,
         fmt=format.value if format else None,
         out=out,
@@ -129,7 +144,6 @@ def plan(
         quiet=quiet,
         report=report,
     )
-    raise typer.Exit(code)
 
 
 @app.command()
@@ -154,21 +168,19 @@ def peer(
     """Run one peer of a swarm (spread a swarm over several machines)."""
     from specswarm.swarm.peer import run_peer_cli
 
-    raise typer.Exit(
-        run_peer_cli(
-            role=role.value,
-            spec=spec,
-            join=join or [],
-            mdns=mdns,
-            listen=listen,
-            key=key,
-            strategy=strategy,
-            events=events,
-            run_file=run_file,
-            admission=admission,
-            preload=preload,
-            json_status=json_status,
-        )
+    run_peer_cli(
+        role=role.value,
+        spec=spec,
+        join=join or [],
+        mdns=mdns,
+        listen=listen,
+        key=key,
+        strategy=strategy,
+        events=events,
+        run_file=run_file,
+        admission=admission,
+        preload=preload,
+        json_status=json_status,
     )
 
 
@@ -185,19 +197,17 @@ def observe(
     """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
     from specswarm.swarm.peer import run_peer_cli
 
-    raise typer.Exit(
-        run_peer_cli(
-            role="observer",
-            spec=None,
-            join=join or [],
-            mdns=mdns,
-            listen="/ip4/127.0.0.1/tcp/0",
-            key=None,
-            strategy=None,
-            events=events,
-            fmt=format.value,
-            out=out,
-        )
+    run_peer_cli(
+        role="observer",
+        spec=None,
+        join=join or [],
+        mdns=mdns,
+        listen="/ip4/127.0.0.1/tcp/0",
+        key=None,
+        strategy=None,
+        events=events,
+        fmt=format.value,
+        out=out,
     )
 
 
@@ -215,7 +225,5 @@ _register_subapps()
 def main() -> None:
     try:
         app()
-    except SpecSwarmError as exc:
-        _fail(str(exc), EXIT_USAGE if isinstance(exc, SpecError) else EXIT_RUN_FAILED)
-    except KeyboardInterrupt:
-        _fail("interrupted", EXIT_INTERRUPTED)
+    except (SpecSwarmError, KeyboardInterrupt) as exc:
+        _exit(exc)

@@ -64,9 +64,10 @@ def try_(
     threads: Annotated[int, typer.Option(min=1)] = 2,
 ) -> None:
     """Generate one answer from the default model (greedy) and print timing."""
-    from specswarm.model.base import GenerationRequest, load_model
+    from specswarm.model import GenerationRequest, load_model
+    from specswarm.spec import ModelSettings
 
-    model = load_model({"backend": "gpt4all", "threads": threads})
+    model = load_model(ModelSettings(backend="gpt4all", threads=threads))
     gen = model.generate(GenerationRequest(prompt=prompt, system=system, max_tokens=max_tokens))
     typer.echo(gen.text)
     rate = gen.tokens / gen.seconds if gen.seconds else 0.0

@@ -2,6 +2,10 @@
 
 Builds the identity, the libp2p transport, the node and its role; stops cleanly
 on SIGINT/SIGTERM (exit 0, no traceback, the event log flushed line by line).
+:func:`run_peer_cli` turns the command line into a :class:`PeerConfig` and runs
+:func:`_main` with it; it raises the project's errors (the CLI turns them into exit
+codes and text): TransportError when the network fails or no peer tells the run,
+InterruptedRunError (with no message) when Ctrl-C stops a peer run by hand.
 
 Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 ``SPECSWARM_MODEL_BACKEND`` (gpt4all | replay | scripted | llama) and
@@ -10,83 +14,96 @@ Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import trio
 
-from specswarm.errors import SpecSwarmError, TransportError
+from specswarm.errors import InterruptedRunError, SpecSwarmError, TransportError
+from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, check_event, make_run_event, read_event_log
-from specswarm.protocol.identity import Identity
+from specswarm.protocol.identity import Identity, short_id
+from specswarm.spec import AccessSettings, GoalSpec, ModelSettings
+from specswarm.swarm.node import Node
+from specswarm.swarm.roles.base import ModelRole
+from specswarm.transport.base import Transport
 
 log = logging.getLogger("specswarm.peer")
 
+NO_RUN = "no peer answered with the run's spec (is --join right?)"
 
-def model_settings(spec: dict[str, Any]) -> dict[str, Any]:
-    settings = dict(spec.get("model", {}))
-    if os.environ.get("SPECSWARM_MODEL_BACKEND"):
-        settings["backend"] = os.environ["SPECSWARM_MODEL_BACKEND"]
-    if os.environ.get("SPECSWARM_MODEL_CASSETTE"):
-        settings["cassette"] = os.environ["SPECSWARM_MODEL_CASSETTE"]
+
+@dataclass(frozen=True)
+class PeerConfig:
+    """Everything one peer process runs with (built by :func:`run_peer_cli`)."""
+
+    role: str
+    """decomposer | scorer | executor | observer."""
+    identity: Identity
+    """This peer's key (from ``--key``, or new)."""
+    run_event: Event | None
+    """The run to take part in (``--run-file`` or ``--spec``); None: learn it from a peer joined."""
+    admission: str | None
+    """The admission signature of this peer's join, as the launcher signed it (``--admission``)."""
+    admission_key: Identity | None
+    """A key to sign its own admission with (a secret-mode run); None when it has none."""
+    strategy: str | None
+    """A decomposer's strategy (``--strategy``); None: the spec's first."""
+    join: tuple[str, ...]
+    """Multiaddrs of peers to bootstrap from (``--join``)."""
+    mdns: bool
+    """Find peers on the LAN with mDNS."""
+    listen: str
+    """The listen multiaddr."""
+    events: Path | None
+    """Append every event held here, one JSON line each (``--events``)."""
+    fmt: str
+    """What a human-run observer renders the converged plan as."""
+    out: Path | None
+    """Where it writes it (None: stdout)."""
+    preload: tuple[Event, ...]
+    """Events to start from (``--preload``: a resumed run)."""
+    json_status: bool
+    """Status lines as JSON on stdout for the launcher (and no human lines, no rendering)."""
+
+    @property
+    def renders(self) -> bool:
+        """A human-run observer: prints the tree as it grows and renders the plan at the end."""
+        return self.role == "observer" and not self.json_status
+
+
+def model_settings(spec: GoalSpec) -> ModelSettings:
+    """The spec's model settings, with the environment overrides applied."""
+    settings = spec.model
+    backend = os.environ.get("SPECSWARM_MODEL_BACKEND")
+    if backend:  # an unknown name is refused by load_model, as one in a spec would be
+        settings = dataclasses.replace(settings, backend=cast(Any, backend))
+    cassette = os.environ.get("SPECSWARM_MODEL_CASSETTE")
+    if cassette:
+        settings = dataclasses.replace(settings, cassette=Path(cassette))
     return settings
 
 
-def role_factory(role: str, strategy: str | None):  # type: ignore[no-untyped-def]
-    def build(spec: dict[str, Any]) -> Any:
-        from specswarm.model.base import load_model
+def role_factory(role: str, strategy: str | None) -> Callable[[GoalSpec], ModelRole | None]:
+    """What the node calls with the run's spec once it knows the run: the role object."""
+
+    def build(spec: GoalSpec) -> ModelRole | None:
+        from specswarm.model import load_model
         from specswarm.swarm.roles import make_role
 
         settings = model_settings(spec)
         return make_role(role, spec, lambda: load_model(settings), strategy)
 
     return build
-
-
-def _admission_key_from_env(spec: dict[str, Any] | None) -> Identity | None:
-    env = (spec or {}).get("access", {}).get("secret_env") or "SPECSWARM_SECRET"
-    secret = os.environ.get(env) or os.environ.get("SPECSWARM_SECRET")
-    return Identity.from_secret(secret, "admission") if secret else None
-
-
-def _load_run_file(path: Path) -> Event:
-    event, reason = check_event(path.read_text(encoding="utf-8"))
-    if event is None or event.kind != "run":
-        raise SpecSwarmError(f"{path}: not a valid run event ({reason or 'wrong kind'})")
-    return event
-
-
-def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity | None]:
-    from specswarm.spec import load_spec
-
-    spec = load_spec(spec_path).to_json()
-    mode = spec.get("access", {}).get("mode", "launcher")
-    key = None
-    if mode == "secret":
-        key = _admission_key_from_env(spec)
-        if key is None:
-            raise SpecSwarmError(
-                f"{spec_path}: access.mode is 'secret' but ${spec['access']['secret_env']} is not set"
-            )
-    elif mode == "launcher":
-        spec["access"] = {**spec["access"], "mode": "open"}
-        print(
-            "note: a standalone peer has no launcher: this swarm is open to any peer that joins "
-            "(use access.mode secret or allowlist to restrict it)",
-            file=sys.stderr,
-        )
-    run = make_run_event(
-        identity,
-        spec,
-        admission=key.public_key.hex() if key else None,
-        nonce=f"{identity.peer_id}-{time.time_ns()}",
-    )
-    return run, key
 
 
 def run_peer_cli(
@@ -99,13 +116,13 @@ def run_peer_cli(
     key: Path | None,
     strategy: str | None,
     events: Path | None,
-    fmt: str | None = None,
+    fmt: str = "markdown",
     out: Path | None = None,
     run_file: Path | None = None,
     admission: str | None = None,
     preload: Path | None = None,
     json_status: bool = False,
-) -> int:
+) -> None:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
     logging.basicConfig(
         level=os.environ.get("SPECSWARM_LOG", "WARNING"),
@@ -123,105 +140,111 @@ def run_peer_cli(
     elif not join and not mdns:
         raise SpecSwarmError("a peer needs --spec SPEC (start a run) or --join MULTIADDR / --mdns (join one)")
     if admission is None and admission_key is None:
-        admission_key = _admission_key_from_env(run_event.body["spec"] if run_event else None)
-    preloaded: list[Event] = []
-    if preload is not None:
-        preloaded = read_event_log(preload).events
+        admission_key = _admission_key_from_env(_run_spec(run_event) if run_event else None)
+    config = PeerConfig(
+        role=role,
+        identity=identity,
+        run_event=run_event,
+        admission=admission,
+        admission_key=admission_key,
+        strategy=strategy,
+        join=tuple(join),
+        mdns=mdns,
+        listen=listen,
+        events=events,
+        fmt=fmt,
+        out=out,
+        preload=tuple(read_event_log(preload).events) if preload is not None else (),
+        json_status=json_status,
+    )
+    _run(config)
+
+
+def _run(config: PeerConfig) -> None:
+    """Run :func:`_main` under trio and raise what stopped it as one of the project's errors."""
     try:
-        return trio.run(
-            _main,
-            role,
-            identity,
-            run_event,
-            admission,
-            admission_key,
-            strategy,
-            join,
-            mdns,
-            listen,
-            events,
-            fmt,
-            out,
-            preloaded,
-            json_status,
-        )
+        trio.run(_main, config)
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before trio installed handlers
-        return 130
+        raise InterruptedRunError() from None
+    except BaseExceptionGroup as group:  # trio's nurseries wrap what the node and transport raise
+        error = _sole(group)
+        if isinstance(error, trio.TooSlowError):  # the node's learn_run timed out
+            raise TransportError(NO_RUN) from None
+        if isinstance(error, KeyboardInterrupt):  # pragma: no cover - as above
+            raise InterruptedRunError() from None
+        if isinstance(error, SpecSwarmError):
+            raise error from None
+        raise
 
 
-async def _main(
-    role: str,
-    identity: Identity,
-    run_event: Event | None,
-    admission: str | None,
-    admission_key: Identity | None,
-    strategy: str | None,
-    join: list[str],
-    mdns: bool,
-    listen: str,
-    events: Path | None,
-    fmt: str | None,
-    out: Path | None,
-    preloaded: list[Event],
-    json_status: bool,
-) -> int:
-    from specswarm.swarm.node import Node
+def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception nested in ``group`` (the group itself when it holds several)."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return group if isinstance(inner, BaseExceptionGroup) else inner
+
+
+async def _main(config: PeerConfig) -> None:
+    """Run the peer of ``config`` until a signal (or, for a human-run observer, convergence)."""
     from specswarm.transport.p2p import open_libp2p_transport
 
-    sink = open(events, "a", encoding="utf-8") if events else None
-    exit_code = 0
-    printer = _StatusPrinter(role, json_status)
+    sink = open(config.events, "a", encoding="utf-8") if config.events else None
+    interrupted = False
     try:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
 
                 async def stop_on_signal() -> None:
-                    nonlocal exit_code
+                    nonlocal interrupted
                     async for signum in signals:
-                        exit_code = 130 if signum == signal.SIGINT and not json_status else 0
+                        interrupted = signum == signal.SIGINT and not config.json_status
                         nursery.cancel_scope.cancel()
                         return
 
                 nursery.start_soon(stop_on_signal)
-                transport_cm = open_libp2p_transport(identity.seed, listen, bootstrap=join, mdns=mdns)
+                transport_cm = open_libp2p_transport(
+                    config.identity.seed, config.listen, bootstrap=list(config.join), mdns=config.mdns
+                )
                 async with transport_cm as transport:
-                    node = Node(
-                        transport,
-                        identity,
-                        None,
-                        role_name=role,
-                        run_event=run_event,
-                        admission=admission,
-                        admission_key=admission_key,
-                        role_factory=role_factory(role, strategy),
-                        strategy=strategy,
-                        preload=preloaded,
-                        sink=sink,
-                        on_status=printer,
-                    )
-                    printer.node = node
-                    if not json_status:
+                    node = _node(config, transport, sink)
+                    if not config.json_status:
                         for addr in transport.addrs():
-                            print(f"{role} {identity.peer_id[-8:]} listening on {addr}", file=sys.stderr)
+                            print(
+                                f"{config.role} {short_id(config.identity.peer_id)} listening on {addr}",
+                                file=sys.stderr,
+                            )
                     await nursery.start(node.run)
-                    if role == "observer" and not json_status:
-                        await _observe_until_complete(node, fmt or "markdown", out)
+                    if config.renders:
+                        await _observe_until_complete(node, config.fmt, config.out)
                         nursery.cancel_scope.cancel()
                     else:
                         await trio.sleep_forever()
-    except TransportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except trio.TooSlowError:
-        print("error: no peer answered with the run's spec (is --join right?)", file=sys.stderr)
-        return 1
     finally:
         if sink is not None:
             sink.close()
-    return exit_code
+    if interrupted:
+        raise InterruptedRunError()
 
 
-async def _observe_until_complete(node: Any, fmt: str, out: Path | None) -> None:
+def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Node:
+    return Node(
+        transport,
+        config.identity,
+        None,
+        role_name=config.role,
+        run_event=config.run_event,
+        admission=config.admission,
+        admission_key=config.admission_key,
+        role_factory=role_factory(config.role, config.strategy),
+        strategy=config.strategy,
+        preload=config.preload,
+        sink=sink,
+        on_status=_StatusPrinter(config.role, config.json_status),
+    )
+
+
+async def _observe_until_complete(node: Node, fmt: str, out: Path | None) -> None:
     from specswarm.render import render_plan, write_output
     from specswarm.render.tree import tree_text
 
@@ -239,16 +262,64 @@ async def _observe_until_complete(node: Any, fmt: str, out: Path | None) -> None
         await node.wait_changed(2.0)
 
 
+def _run_spec(run_event: Event) -> GoalSpec:
+    assert isinstance(run_event.body, RunBody)
+    return run_event.body.spec
+
+
+def _admission_key_from_env(spec: GoalSpec | None) -> Identity | None:
+    """The admission key derived from the run's secret (its ``access.secret_env``, else the
+    default variable), if one is set."""
+    default = AccessSettings().secret_env
+    env = spec.access.secret_env if spec else default
+    secret = os.environ.get(env) or os.environ.get(default)
+    return Identity.from_secret(secret, "admission") if secret else None
+
+
+def _load_run_file(path: Path) -> Event:
+    event, reason = check_event(path.read_text(encoding="utf-8"))
+    if event is None or event.kind != "run":
+        raise SpecSwarmError(f"{path}: not a valid run event ({reason or 'wrong kind'})")
+    return event
+
+
+def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity | None]:
+    """A new run of the spec at ``spec_path``, started by this (standalone) peer."""
+    from specswarm.spec import load_spec
+
+    spec = load_spec(spec_path)
+    key = None
+    if spec.access.mode == "secret":
+        key = _admission_key_from_env(spec)
+        if key is None:
+            raise SpecSwarmError(
+                f"{spec_path}: access.mode is 'secret' but ${spec.access.secret_env} is not set"
+            )
+    elif spec.access.mode == "launcher":
+        spec = dataclasses.replace(spec, access=dataclasses.replace(spec.access, mode="open"))
+        print(
+            "note: a standalone peer has no launcher: this swarm is open to any peer that joins "
+            "(use access.mode secret or allowlist to restrict it)",
+            file=sys.stderr,
+        )
+    run = make_run_event(
+        identity,
+        spec,
+        admission=key.public_key.hex() if key else None,
+        nonce=f"{identity.peer_id}-{time.time_ns()}",
+    )
+    return run, key
+
+
 class _StatusPrinter:
     """Status lines: JSON for the launcher (``--json-status``), a short human line otherwise."""
 
     def __init__(self, role: str, json_status: bool) -> None:
         self.role = role
         self.json = json_status
-        self.node: Any = None
         self.last_human = 0.0
 
-    def __call__(self, status: dict[str, Any]) -> None:
+    def __call__(self, status: Mapping[str, Any]) -> None:
         if self.json:
             sys.stdout.write(json.dumps(status, separators=(",", ":")) + "\n")
             sys.stdout.flush()
@@ -259,7 +330,7 @@ class _StatusPrinter:
         self.last_human = now
         p = status["progress"]
         print(
-            f"[{self.role} {status['peer'][-8:]}] peers {status['peers']} events {status['events']} "
+            f"[{self.role} {short_id(status['peer'])}] peers {status['peers']} events {status['events']} "
             f"nodes {p['nodes']} leaves {p['done']}/{p['leaves']} done"
             + (" — plan complete" if status["complete"] else ""),
             file=sys.stderr,

@@ -1,0 +1,104 @@
+"""Why a run is stuck (one line per stuck node), and the JSON report of a run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from specswarm.plan import NodeView, Plan
+from specswarm.protocol.identity import short_id
+from specswarm.spec import TreeLimits
+from specswarm.swarm.launcher.procs import PeerProc
+from specswarm.swarm.launcher.progress import event_count
+
+
+def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
+    """Why the plan is not complete: one line per stuck node, then the model failures and the
+    peers that died."""
+    if plan.root is None:
+        return ["the run never started: no peer published the run"]
+    roles_alive = {p.role for p in peers if p.alive}
+    max_rev = (plan.spec.tree if plan.spec else TreeLimits()).max_revisions
+    reasons = []
+    for n in plan.walk():
+        if n.leaf and n.result is None:
+            reasons.append(f"leaf {n.id} {n.title[:50]!r}: {_leaf_stuck(n, roles_alive)}")
+        elif not n.leaf and not n.accepted:
+            reasons.append(f"node {n.id} {n.title[:50]!r}: {_split_stuck(n, roles_alive, max_rev)}")
+    failures = sum(p.counter("model_failures") for p in peers)
+    if failures:
+        last = [
+            f"{p.name}: {p.status['last_model_failure']}" for p in peers if p.status.get("last_model_failure")
+        ]
+        reasons.append(
+            f"model failures across peers: {failures} (see the peer logs)"
+            + (f"; last: {last[0]}" if last else "")
+        )
+    dead = [f"{p.name} (exit {p.exited})" for p in peers if p.exited not in (None, 0)]
+    if dead:
+        reasons.append("peers that died: " + ", ".join(dead))
+    return reasons
+
+
+def _leaf_stuck(n: NodeView, roles_alive: set[str]) -> str:
+    if "executor" not in roles_alive:
+        return "no executor is alive"
+    if n.claim:
+        return f"claimed by {short_id(n.claim_holder or '?')} but no result yet (model slow or failing)"
+    return "nobody claimed it yet"
+
+
+def _split_stuck(n: NodeView, roles_alive: set[str], max_rev: int) -> str:
+    if not n.proposals:
+        if "decomposer" not in roles_alive:
+            return "no decomposer is alive"
+        return "no proposal yet (decomposer model slow or failing)"
+    if all(p.status == "rejected" for p in n.proposals):
+        last = n.proposals[-1]
+        critique = last.votes[-1].critique.splitlines()[0][:120] if last.votes else "-"
+        return (
+            f"all {len(n.proposals)} proposals rejected by the scorers "
+            f"(revisions per decomposer are capped at {max_rev}); last critique: {critique}"
+        )
+    pending = [p for p in n.proposals if p.status == "pending"]
+    votes = sum(len(p.votes) for p in pending)
+    return (
+        f"{len(pending)} proposal(s) pending without quorum ({votes} vote(s) so far"
+        + ("; no scorer alive" if "scorer" not in roles_alive else "")
+        + ")"
+    )
+
+
+def write_report(
+    path: Path, plan: Plan, peers: Sequence[PeerProc], code: int, wall: float, reasons: list[str]
+) -> None:
+    """A machine-readable summary of the run (for CI jobs and tests); ``code`` is the exit code."""
+    report = {
+        "run_id": plan.run_id,
+        "digest": plan.digest,
+        "complete": plan.complete,
+        "exit_code": code,
+        "wall_seconds": round(wall, 3),
+        "events": event_count(plan),
+        "progress": plan.progress(),
+        "stuck": reasons,
+        "peers": [
+            {
+                "name": p.name,
+                "role": p.role,
+                "peer_id": p.identity.peer_id,
+                "digest": p.status.get("digest"),
+                "complete": p.status.get("complete"),
+                "events": p.status.get("events"),
+                "counters": p.status.get("counters", {}),
+                "transport": p.status.get("transport", {}),
+                "exit": p.exited,
+                "pid": p.proc.pid if p.proc else None,
+                "log": str(p.log),
+            }
+            for p in peers
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,204 @@
+"""The peer processes of a launched run: who they are, their command lines, their lifecycle.
+
+A :class:`PeerProc` is one declared peer (one :class:`~specswarm.spec.Seat` of the spec's
+roster) as an OS process: its identity, port, files and the latest status line it printed.
+:func:`spawn` starts it and :func:`supervise` reads its status lines until it exits, and
+stops it (SIGTERM, then SIGKILL after a grace) when the launcher is done with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypedDict, cast
+
+import trio
+
+from specswarm.protocol.identity import Identity
+from specswarm.spec import GoalSpec
+
+STOP_GRACE = 5.0
+"""Seconds a peer has to exit after SIGTERM before it is killed."""
+
+
+class PeerStatus(TypedDict, total=False):
+    """A peer's latest ``--json-status`` line (written by ``Node.status``); empty before the first."""
+
+    peer: str
+    role: str
+    run: str | None
+    digest: str
+    complete: bool
+    events: int
+    progress: dict[str, int]
+    counters: dict[str, int | float | dict[str, int]]
+    """Node counters: mostly numbers (``dropped`` is a count per reason)."""
+    transport: dict[str, int]
+    peers: int
+    addrs: list[str]
+    last_model_failure: str | None
+
+
+@dataclass
+class PeerProc:
+    """One declared peer, launched as a ``specswarm peer`` process."""
+
+    index: int
+    """Position in the launch order (peer ``i`` bootstraps from peers ``i+1`` and ``i+2``)."""
+    role: str
+    identity: Identity
+    port: int
+    strategy: str | None
+    events: Path
+    """The peer's own event log (``--events``)."""
+    log: Path
+    """Its stderr."""
+    proc: trio.Process | None = None
+    status: PeerStatus = field(default_factory=PeerStatus)
+    exited: int | None = None
+
+    @property
+    def addr(self) -> str:
+        return f"/ip4/127.0.0.1/tcp/{self.port}/p2p/{self.identity.peer_id}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}-{self.index}"
+
+    @property
+    def alive(self) -> bool:
+        return self.exited is None
+
+    def counter(self, name: str) -> int:
+        """A numeric counter of the latest status line (0 before the first line)."""
+        value = self.status.get("counters", {}).get(name, 0)
+        return int(value) if isinstance(value, int | float) else 0
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def build_peers(spec: GoalSpec, identities: dict[str, Identity], workdir: Path) -> list[PeerProc]:
+    """One PeerProc per seat of the spec's roster, in launch order. ``identities`` maps a seat's
+    name to its key; seats without one get a new key, added to it."""
+    peers: list[PeerProc] = []
+    for position, seat in enumerate(spec.roster()):
+        identity = identities.get(seat.name) or Identity.generate()
+        identities[seat.name] = identity
+        peers.append(
+            PeerProc(
+                position,
+                seat.role,
+                identity,
+                free_port(),
+                seat.strategy,
+                workdir / f"{seat.name}.jsonl",
+                workdir / f"{seat.name}.log",
+            )
+        )
+    return peers
+
+
+def boot_addrs(peers: Sequence[PeerProc], p: PeerProc) -> list[str]:
+    """The two peers after ``p`` in launch order (a ring: no hub, no peer is special)."""
+    n = len(peers)
+    return [peers[(p.index + k) % n].addr for k in (1, 2) if n > k]
+
+
+def peer_command(
+    p: PeerProc, boot: list[str], run_file: Path, admission: str | None, preload_file: Path | None = None
+) -> list[str]:
+    """The ``specswarm peer`` command line of a launched peer (writes its key file beside its log).
+
+    ``admission`` is the join's admission signature (None: the peer has none, or derives it
+    from ``SPECSWARM_SECRET``). Also used by the chaos test harness (tests/chaos.py).
+    """
+    key_file = p.log.with_suffix(".key")
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(p.identity.seed.hex())
+    cmd = [
+        sys.executable,
+        "-m",
+        "specswarm",
+        "peer",
+        "--role",
+        p.role,
+        "--run-file",
+        str(run_file),
+        "--key",
+        str(key_file),
+        "--listen",
+        f"/ip4/127.0.0.1/tcp/{p.port}",
+        "--json-status",
+        "--events",
+        str(p.events),
+    ]
+    if admission is not None:
+        cmd += ["--admission", admission]
+    for b in boot:
+        cmd += ["--join", b]
+    if p.strategy:
+        cmd += ["--strategy", p.strategy]
+    if preload_file:
+        cmd += ["--preload", str(preload_file)]
+    return cmd
+
+
+async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
+    """Start ``p``'s process: status lines on a pipe, stderr into its log, its own session."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    with open(p.log, "wb") as log:
+        proc = await trio.lowlevel.open_process(
+            cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
+    p.proc = proc
+    return proc
+
+
+async def supervise(p: PeerProc, proc: trio.Process) -> None:
+    """Keep ``p.status`` at its latest status line until it exits; when cancelled, stop it."""
+    try:
+        assert proc.stdout is not None
+        buf = b""
+        async for chunk in proc.stdout:
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                _take_status(p, line)
+        p.exited = await proc.wait()
+    finally:
+        with trio.CancelScope(shield=True):
+            await _stop(proc)
+            p.exited = proc.returncode if p.exited is None else p.exited
+
+
+def _take_status(p: PeerProc, line: bytes) -> None:
+    try:
+        status = json.loads(line)
+    except ValueError:
+        return
+    if isinstance(status, dict):
+        p.status = cast(PeerStatus, status)  # what Node.status() wrote
+
+
+async def _stop(proc: trio.Process) -> None:
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+        with trio.move_on_after(STOP_GRACE):
+            await proc.wait()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

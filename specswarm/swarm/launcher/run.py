@@ -1,0 +1,152 @@
+"""``run_plan``: the launcher from a spec file to a rendered plan.
+
+Its steps: :func:`prepare` the launch (load and check the spec, a new or resumed run, one
+peer per seat of the roster), :func:`~specswarm.swarm.launcher.watch.run_swarm` (start and
+watch the peers), :func:`~specswarm.swarm.launcher.eventlog.collect_events` (the union
+event log) and :func:`finish` (the report; the rendered plan, or the error why there is none).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from specswarm.errors import InterruptedRunError, RunError, SpecError
+from specswarm.plan import FoldState
+from specswarm.render.tree import tree_text
+from specswarm.spec import GoalSpec
+from specswarm.swarm.launcher.diagnose import write_report
+from specswarm.swarm.launcher.eventlog import collect_events
+from specswarm.swarm.launcher.prepare import PreparedRun, prepare_run
+from specswarm.swarm.launcher.procs import PeerProc, build_peers
+from specswarm.swarm.launcher.progress import Progress, summary
+from specswarm.swarm.launcher.watch import Outcome, run_swarm
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What ``specswarm plan`` was asked for (None: the spec's own setting, or none)."""
+
+    spec_path: Path
+    fmt: str | None
+    out: Path | None
+    events_path: Path | None
+    timeout: float | None
+    resume: Path | None
+    quiet: bool
+    report: Path | None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One ``specswarm plan`` under way: the request, its spec, the prepared run, its peers."""
+
+    request: PlanRequest
+    spec: GoalSpec
+    run: PreparedRun
+    peers: list[PeerProc]
+    progress: Progress
+
+    @property
+    def budget(self) -> float:
+        timeout = self.request.timeout
+        return timeout if timeout is not None else self.spec.budget.seconds
+
+    @property
+    def resume_hint(self) -> str:
+        return f"continue with: specswarm plan {self.request.spec_path} --resume {self.run.events_path}"
+
+
+def run_plan(
+    spec_path: Path,
+    *,
+    fmt: str | None,
+    out: Path | None,
+    events_path: Path | None,
+    timeout: float | None,
+    resume: Path | None,
+    quiet: bool,
+    report: Path | None = None,
+) -> None:
+    """Launch the peers ``spec_path`` declares and render the plan they converge on.
+
+    Raises SpecError (the spec cannot be run), SpecSwarmError (cannot resume), RunError
+    (no convergence within the budget) or InterruptedRunError (stopped by a signal).
+    """
+    launch = prepare(PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report))
+    outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress)
+    finish(launch, outcome, collect_events(launch.run, launch.peers))
+
+
+def prepare(request: PlanRequest) -> Launch:
+    """Load and check the spec, prepare the run (new or resumed), build one peer per seat."""
+    from specswarm.spec import load_spec
+
+    spec = load_spec(request.spec_path)
+    check_launchable(spec)
+    run = prepare_run(spec, resume=request.resume, events_path=request.events_path)
+    peers = build_peers(spec, run.keys.peers, run.workdir)
+    run.keys.save(run.keys_file)
+    launch = Launch(request, spec, run, peers, Progress(request.quiet))
+    counts = [(f.name, getattr(spec.roles, f.name).count) for f in dataclasses.fields(spec.roles)]
+    declared = ", ".join(f"{role} x{count}" for role, count in counts if count)
+    launch.progress.say(
+        f"run {run.run[:12]}: {spec.goal!r} — starting {len(peers)} peers ({declared}); logs in {run.workdir}"
+    )
+    if request.resume:
+        launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
+    return launch
+
+
+def check_launchable(spec: GoalSpec) -> None:
+    """``plan`` needs at least one peer of every role (a valid spec may declare none)."""
+    for field in dataclasses.fields(spec.roles):
+        role = field.name
+        if getattr(spec.roles, role).count < 1:
+            why = "the launcher reads the plan from it" if role == "observer" else "`plan` needs one"
+            message = f"0 {role}s (expected at least 1 to run `plan`: {why})"
+            raise SpecError([spec.problem(f"roles.{role}.count", message)])
+
+
+def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
+    """Write the report; then render the plan, or raise the error why there is none."""
+    final = state.plan()
+    done = summary(final, launch.peers, launch.progress)
+    error = _failure(launch, outcome, len(state), done)
+    request = launch.request
+    if request.report is not None:
+        wall = time.monotonic() - launch.progress.started
+        code = error.exit_code if error else 0
+        write_report(request.report, final, launch.peers, code, wall, outcome.reasons)
+    if error is not None:
+        if not isinstance(error, InterruptedRunError):
+            print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
+        raise error
+    from specswarm.render import render_plan, write_output
+
+    output = launch.spec.output
+    write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
+    launch.progress.say(f"plan complete: digest {final.digest[:16]}; {done}")
+    launch.progress.say(
+        f"events: {launch.run.events_path}" + (f"; plan: {request.out}" if request.out else "")
+    )
+
+
+def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunError | None:
+    """The error a run that did not complete ends with (None when it completed)."""
+    events = launch.run.events_path
+    if outcome.status == "complete":
+        return None
+    if outcome.status == "interrupted":
+        return InterruptedRunError(
+            f"interrupted: all peers stopped; {n_events} events saved to {events}\n{launch.resume_hint}"
+        )
+    return RunError(
+        f"the plan did not converge within {launch.budget:g} s ({done})\n"
+        + "\n".join(f"  stuck: {r}" for r in outcome.reasons)
+        + f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}"
+        + f"\n{launch.resume_hint}"
+    )
