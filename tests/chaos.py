@@ -380,7 +380,7 @@ def chaos_spec(
 
 
 def results_per_leaf(events: list[Event]) -> Counter[str]:
-    return Counter(e.body["leaf"] for e in events if e.kind == "result")
+    return Counter(e.body.leaf for e in events if e.kind == "result")
 
 
 # ----------------------------------------------------------------------------------- scenarios
@@ -457,12 +457,12 @@ def kill_executor(workdir: Path, seed: int) -> dict[str, Any]:
         swarm.kill(victim)
         digest = swarm.wait_converged()
         plan = swarm.check_final(digest, accepted)
-        leaf = plan.nodes[claim.body["leaf"]]
+        leaf = plan.nodes[claim.body.leaf]
         events = swarm.observer_events()
         victim_results = [
             e
             for e in events
-            if e.kind == "result" and e.author == victim.peer_id and e.body["leaf"] == leaf.id
+            if e.kind == "result" and e.author == victim.peer_id and e.body.leaf == leaf.id
         ]
         assert leaf.result is not None
         if not victim_results:  # it died before executing: someone superseded its claim

@@ -98,7 +98,7 @@ def _results(events: list[Event]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for e in events:
         if e.kind == "result":
-            out.setdefault(e.body["leaf"], []).append(e.id)
+            out.setdefault(e.body.leaf, []).append(e.id)
     return out
 
 
@@ -174,7 +174,7 @@ def test_sigint_stops_every_peer_and_resume_redoes_no_accepted_work(tmp_path: Pa
         assert results2[leaf] == ids, f"leaf {leaf} was executed again"
     assert set(Counter(len(v) for v in results2.values())) == {1}
     # the resumed peers are the same identities: no second join per role
-    joins = Counter((e.author, e.body["role"]) for e in final if e.kind == "join")
+    joins = Counter((e.author, e.body.role) for e in final if e.kind == "join")
     assert set(joins.values()) == {1}
 
     # 3. a fresh run of the same spec costs more model calls than the resumed one

@@ -93,7 +93,7 @@ def test_plan_converges_with_one_process_per_peer_and_leaves_none_behind(tmp_pat
     jsonschema.validate(doc, load_schema("plan.schema.json"))
     assert doc["digest"] == rep["digest"]
     # exactly one counted result per leaf, and every result is under that leaf's winning claim
-    per_leaf = Counter(e.body["leaf"] for e in log.events if e.kind == "result")
+    per_leaf = Counter(e.body.leaf for e in log.events if e.kind == "result")
     assert set(per_leaf) == {n.id for n in plan.leaves()}
     # the observer never published anything
     observer = next(p for p in rep["peers"] if p["role"] == "observer")
