@@ -204,3 +204,18 @@ def test_sigterm_stops_every_peer_and_keeps_the_log(tmp_path: Path) -> None:
     logged = _assert_stopped_cleanly(launch, rep, events)
     assert any(n.result for n in fold(logged).leaves())
     assert "Traceback" not in launch.stderr
+
+
+def test_a_run_out_of_time_still_delivers_its_partial_plan(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    out, events = tmp_path / "plan.md", tmp_path / "events.jsonl"
+    launch = Launch(str(spec), "--out", str(out), "--events", str(events), "--timeout", "12")
+    assert launch.wait() == 1, launch.stderr
+    assert "the plan did not converge within 12 s" in launch.stderr
+    assert f"partial plan written to {out} (incomplete nodes marked)" in launch.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Plan a weekend in Lisbon\n")
+    assert "- **Status:** incomplete" in text
+    plan = fold(read_event_log(events).events)
+    assert not plan.complete and plan.digest in text

@@ -121,13 +121,17 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
         wall = time.monotonic() - launch.progress.started
         code = error.exit_code if error else 0
         write_report(request.report, final, launch.peers, code, wall, outcome.reasons)
-    if error is not None:
-        if not isinstance(error, InterruptedRunError):
-            print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
-        raise error
     from specswarm.render import render_plan, write_output
 
     output = launch.spec.output
+    if error is not None:
+        if not isinstance(error, InterruptedRunError):
+            print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
+            if request.out is not None and final.root is not None:
+                # every run delivers: the plan so far, its open and stuck nodes marked as such
+                write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
+                launch.progress.say(f"partial plan written to {request.out} (incomplete nodes marked)")
+        raise error
     write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
     launch.progress.say(f"plan complete: digest {final.digest[:16]}; {done}")
     launch.progress.say(
