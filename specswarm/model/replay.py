@@ -13,8 +13,12 @@ for raises :class:`~specswarm.errors.ReplayMissError` naming the prompt.
 :class:`ScriptedModel` answers instantly from a Python function. The default
 function, :func:`scripted_answer`, recognises the four default prompt
 templates and writes well-formed, deterministic answers derived from the
-prompt (concrete, distinct child titles built from the node title; a score;
-an execution list), so a whole swarm runs in tests and benchmarks with no model.
+prompt (a score; an execution list; and splits that the scorers' critics
+accept), so a whole swarm runs in tests and benchmarks with no model. Its
+splits: at the root, one distinct aspect per child (the names the spec says
+to mention first, the facts a sum constraint asks for); below the root, children
+that refine their node ("Venue arrangements for <node>") with a distinct
+component each, never a re-listing of the root's stages.
 """
 
 from __future__ import annotations
@@ -204,32 +208,63 @@ def _split_total(total: int, n: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(n)]
 
 
-def _decompose_answer(prompt: str) -> str:
-    title = _find(r"^Goal to split: (.*?)(?: \(.*\))?$", prompt, "the goal")
+_REFINEMENTS = [
+    ["venue", "transport", "supplies", "contacts", "payments", "weather"],
+    ["permits", "equipment", "receipts", "signage", "backups", "tickets"],
+    ["insurance", "badges", "maps", "snacks", "chargers", "keys"],
+]
+"""One component per child below the root, a list per level: distinct nouns, so no two siblings
+(and no two nodes of different branches) are about the same thing."""
+_REFINES = " arrangements for "
+"""How a child below the root names its node: "Venue arrangements for <node title>"."""
+
+
+def _topic(title: str) -> str:
+    """A title's first six words after a leading planning verb: "relaxed Saturday afternoon in a city"."""
+    verb = r"^(plan|organi[sz]e|write|build|make|create|prepare)\s+(an?\s+|the\s+)?"
+    topic = re.sub(verb, "", title, flags=re.I).strip() or title
+    return " ".join(topic.split()[:6])
+
+
+def _root_lines(prompt: str, title: str, n: int) -> list[str]:
     strategy = _find(r"^(?:Write an improved split|Split it) by (\S+?)[ .,]", prompt, "")
-    n = int(_find(r"\b(\d+) parts \(at least", prompt, "3"))
     aspects = _ASPECTS.get(strategy, _DEFAULT_ASPECTS)
-    topic = (
-        re.sub(
-            r"^(plan|organi[sz]e|write|build|make|create|prepare)\s+(an?\s+|the\s+)?", "", title, flags=re.I
-        ).strip()
-        or title
-    )
-    short = " ".join(topic.split()[:6])
+    short = _topic(title)
     mention = _find(r"^Together the parts must mention: (.*)\.$", prompt, "")
     names = [t.strip() for t in mention.split(",") if t.strip()]
-    sum_field = _find(r"^End every line with \((\w+): N\)", prompt, "")
-    sum_total = int(_find(r"must add up to (\d+)", prompt, "0") or 0)
-    shares = _split_total(sum_total, n) if sum_field and sum_total else []
     lines = []
     for i in range(n):
         aspect = names[i] if i < len(names) else aspects[i % len(aspects)]
         suffix = _SUFFIXES[i % len(_SUFFIXES)]
         scope = f" within {short}" if i == 0 else ""
-        line = f"- {aspect[:1].upper()}{aspect[1:]} {suffix}: Settle the {suffix} for {aspect}{scope}."
-        if shares:
-            line += f" ({sum_field}: {shares[i]})"
-        lines.append(line)
+        lines.append(f"- {aspect[:1].upper()}{aspect[1:]} {suffix}: Settle the {suffix} for {aspect}{scope}.")
+    return lines
+
+
+def _refining_lines(goal: str, title: str, n: int) -> list[str]:
+    level = min(title.count(_REFINES), len(_REFINEMENTS) - 1)
+    parts = _REFINEMENTS[level]
+    short = _topic(goal)
+    lines = []
+    for i in range(n):
+        part = parts[i % len(parts)]
+        scope = f" within {short}" if i == 0 and short else ""
+        lines.append(f"- {part.capitalize()}{_REFINES}{title}: Settle the {part} for {title}{scope}.")
+    return lines
+
+
+def _decompose_answer(prompt: str) -> str:
+    title = _find(r"^Goal to split: (.*?)(?: \(.*\))?$", prompt, "the goal")
+    goal = _find(r"^Overall goal: (.*)$", prompt, title)
+    n = int(_find(r"\b(\d+) parts \(at least", prompt, "3"))
+    lines = _root_lines(prompt, title, n) if title == goal else _refining_lines(goal, title, n)
+    sum_field = _find(r"^End every line with \((\w+): N\)", prompt, "")
+    sum_total = int(_find(r"must add up to (\d+)", prompt, "0") or 0)
+    if sum_field and sum_total:
+        lines = [
+            f"{line} ({sum_field}: {share})"
+            for line, share in zip(lines, _split_total(sum_total, n), strict=True)
+        ]
     return "\n".join(lines)
 
 

@@ -1,18 +1,30 @@
 """The scorer: votes once on every pending proposal, from the mechanical critics plus the
-model's rating as a minor input (the small model cannot judge a split on its own)."""
+model's rating as a minor input (the small model cannot judge a split on its own).
+
+The critics judge a split against the whole folded tree: the node's ancestors, the stages
+planned beside its branch (siblings of it and of its ancestors) and every other node that is
+not below it (:func:`~specswarm.plan.critics.relatives_in_tree`), so a child that re-plans a
+stage another branch holds is caught."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from specswarm.plan import critics
 from specswarm.plan.views import NodeView, Plan, ProposalView
-from specswarm.protocol.bodies import CheckResult, VoteBody
+from specswarm.protocol.bodies import VoteBody
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import ModelRole, siblings_of
+from specswarm.swarm.roles.base import ModelRole
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
+
+
+NOTE_CHARS = 490
+"""A check's note is cut to this many characters in the vote body."""
+CRITIQUE_CHARS = 3900
+"""The critique (one line per failed check, notes in full) is cut to this many characters."""
 
 
 class Scorer(ModelRole):
@@ -37,8 +49,9 @@ class Scorer(ModelRole):
         from specswarm.model import tasks
 
         children = p.children
-        elsewhere = [s.title for s in siblings_of(plan, n)]
-        checks = critics.check_split(spec, n, children, n.depth, elsewhere)
+        checks = critics.check_split(
+            spec, n, children, n.depth, relatives=critics.relatives_in_tree(plan.nodes, n.id)
+        )
         weight = spec.model.model_weight
         model_score: int | None = None
         if weight > 0:
@@ -56,8 +69,8 @@ class Scorer(ModelRole):
                 proposal=p.id,
                 approve=approve,
                 score=score,
-                critique=critics.critique(checks)[:3900] or "no problems found",
-                checks=tuple(CheckResult(c.name, c.score, c.passed, c.note[:490]) for c in checks),
+                critique=critics.critique(checks)[:CRITIQUE_CHARS] or "no problems found",
+                checks=tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks),
                 model_score=model_score,
             )
         )

@@ -1,0 +1,213 @@
+"""The scorers' critics: mechanical judges of a proposed split. Pure functions, no model, no I/O.
+
+A tiny local model cannot tell a good split from a bad one (docs/MODELS.md), so a scorer's
+verdict rests on these checks, with the model's rating as one minor input (:func:`combine`).
+They judge a split's *content* (the places, named things, activities and components each
+child is about), not its *wording*: "Plan a 3-day trip to Rome" / "... to Florence" share
+boilerplate and are fine; a split that plans the same city in three of its four stages, or
+re-plans a stage that another branch of the tree already holds, is not.
+
+============  ====  ===========================================================
+name          hard  fails when
+============  ====  ===========================================================
+count         yes   the number of children is outside the tree's limits
+overlap       yes   two siblings are about the same place / named thing /
+                    component (shared content terms, after removing what every
+                    sibling shares and what the parent and ancestors already say)
+repeats       yes   a child repeats its parent or an ancestor, a stage planned
+                    beside its branch (e.g. a root stage), or a node elsewhere
+facts         yes   the parent has an additive numeric fact (days, budget_eur,
+                    hours...) and the children do not all declare it, or their
+                    values do not add up to the parent's
+units         yes   a child's title states a quantity ("(3 days)", "90 minutes",
+                    "EUR 500") that its facts contradict
+constraints   yes   a declared sum / mention / forbid constraint is violated
+vagueness     no*   a child has no concrete content ("Misc", "Other things",
+                    "Next steps"); *vetoes when half the children are vague
+coverage      no    the children ignore most of what the parent's *detail* says
+============  ====  ===========================================================
+
+Modules: :mod:`.words` (word lists), :mod:`.quantities` (units and amounts), :mod:`.terms`
+(stemming, names, content terms), :mod:`.evidence` (how strongly two items are about the same
+thing), :mod:`.overlap`, :mod:`.numbers`, :mod:`.wording` and :mod:`.constraints` (the checks),
+:mod:`.tree` (the other nodes of the tree, as :class:`Relative` values), :mod:`.titles` (the
+word-level near-duplicate test the model's parser uses).
+
+Inputs are anything with ``title``, ``detail`` and ``facts`` (:class:`Item`: a
+:class:`~specswarm.plan.views.NodeView`, a :class:`~specswarm.protocol.bodies.Child`, a
+:class:`Part`). Every check returns a :data:`Check`, the vote body's
+:class:`~specswarm.protocol.bodies.CheckResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from specswarm.plan.critics.constraints import check_constraints, constraints_for
+from specswarm.plan.critics.evidence import (
+    Evidence,
+    action_of,
+    evidence,
+    frame_keys,
+    item_terms,
+    lexicon_of,
+    topic_keys,
+)
+from specswarm.plan.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
+from specswarm.plan.critics.numbers import check_facts, check_units
+from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
+from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
+from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
+from specswarm.plan.critics.titles import near_duplicate, normalize_title
+from specswarm.plan.critics.tree import relatives_in_tree
+from specswarm.plan.critics.wording import check_count, check_coverage, check_vagueness, vague_reason
+from specswarm.spec import Constraint, GoalSpec
+
+__all__ = [
+    "CHECK_NAMES",
+    "HARD_CHECKS",
+    "VETO_BELOW",
+    "WEIGHTS",
+    "Check",
+    "Evidence",
+    "Facts",
+    "Item",
+    "Lexicon",
+    "Part",
+    "Quantity",
+    "Relation",
+    "Relative",
+    "Term",
+    "TreeItem",
+    "action_of",
+    "check_constraints",
+    "check_count",
+    "check_coverage",
+    "check_facts",
+    "check_overlap",
+    "check_repeats",
+    "check_split",
+    "check_units",
+    "check_vagueness",
+    "combine",
+    "constraints_for",
+    "critique",
+    "evidence",
+    "extract_terms",
+    "fact_unit",
+    "frame_keys",
+    "is_additive",
+    "item_terms",
+    "near_duplicate",
+    "normalize_title",
+    "numeric",
+    "parse_quantities",
+    "relatives_in_tree",
+    "run_checks",
+    "split_boilerplate",
+    "stem",
+    "topic_keys",
+    "vague_reason",
+]
+
+HARD_CHECKS = frozenset({"count", "overlap", "repeats", "facts", "units", "constraints"})
+"""A failed hard check vetoes approval whatever the score."""
+
+VETO_BELOW = {"vagueness": 50}
+"""A soft check below its floor also vetoes (half the children vague)."""
+
+WEIGHTS = {
+    "count": 1.0,
+    "overlap": 1.5,
+    "repeats": 1.5,
+    "facts": 1.5,
+    "units": 1.0,
+    "constraints": 1.5,
+    "vagueness": 1.5,
+    "coverage": 0.5,
+}
+"""Weight of each check in the mean score (a check of another name weighs 1.0)."""
+
+CHECK_NAMES = ("count", "overlap", "repeats", "facts", "units", "vagueness", "coverage", "constraints")
+"""The checks :func:`run_checks` returns, in this order."""
+
+
+def run_checks(
+    parent: Item,
+    children: Sequence[Item],
+    *,
+    relatives: Sequence[Relative] = (),
+    constraints: Iterable[Constraint] = (),
+    min_children: int = 2,
+    max_children: int = 6,
+    depth: int | None = None,
+) -> list[Check]:
+    """Every check of a proposed split of ``parent`` into ``children``, in the order of
+    :data:`CHECK_NAMES`. ``relatives``: the rest of the tree as seen from ``parent``
+    (:func:`relatives_in_tree`); ``depth``: the parent's depth (root = 0; by default the
+    number of ancestors among ``relatives``), which decides which constraints apply."""
+    lex = lexicon_of(parent, children, relatives)
+    level = depth if depth is not None else sum(1 for r in relatives if r.relation == "ancestor")
+    return [
+        check_count(children, min_children, max_children),
+        check_overlap(parent, children, relatives, lex=lex),
+        check_repeats(parent, children, relatives, parent_depth=level, lex=lex),
+        check_facts(parent, children),
+        check_units(children),
+        check_vagueness(children, lex=lex),
+        check_coverage(parent, children),
+        check_constraints(parent, children, list(constraints), level),
+    ]
+
+
+def check_split(
+    spec: GoalSpec,
+    parent: Item,
+    children: Sequence[Item],
+    depth: int,
+    relatives: Sequence[Relative] = (),
+) -> list[Check]:
+    """:func:`run_checks` with the constraints and limits of ``spec``, for a split of a node at
+    ``depth`` whose tree is ``relatives``."""
+    return run_checks(
+        parent,
+        children,
+        relatives=relatives,
+        constraints=spec.constraints,
+        min_children=spec.tree.min_children,
+        max_children=spec.tree.max_children,
+        depth=depth,
+    )
+
+
+def combine(
+    checks: Sequence[Check],
+    model_score: int | None = None,
+    model_weight: float = 0.0,
+    approve_threshold: float = 60.0,
+) -> tuple[int, bool]:
+    """Blend the checks (weighted mean, :data:`WEIGHTS`) with the model's 0..100 rating; decide.
+
+    ``model_weight`` in [0, 1] is the model's share of the score (ignored when ``model_score``
+    is None). Approval needs ``score >= approve_threshold``, no failed hard check
+    (:data:`HARD_CHECKS`) and no soft check below its :data:`VETO_BELOW` floor.
+    """
+    if not 0.0 <= model_weight <= 1.0:
+        raise ValueError(f"model_weight must be within [0, 1], got {model_weight}")
+    total_w = sum(WEIGHTS.get(c.name, 1.0) for c in checks)
+    mech = sum(WEIGHTS.get(c.name, 1.0) * c.score for c in checks) / total_w if total_w else 100.0
+    score = (
+        mech
+        if model_score is None
+        else (1 - model_weight) * mech + model_weight * max(0, min(100, model_score))
+    )
+    final = clamp(score)
+    vetoed = any(
+        (c.name in HARD_CHECKS and not c.passed) or c.score < VETO_BELOW.get(c.name, 0) for c in checks
+    )
+    return final, final >= approve_threshold and not vetoed
+
+
+def critique(checks: Sequence[Check]) -> str:
+    """One line per failed check: what a decomposer should fix."""
+    return "\n".join(f"{c.name}: {' '.join(c.note.split())}" for c in checks if not c.passed)

@@ -1,0 +1,125 @@
+"""Numbers that add up and titles that agree with facts: the parent's additive facts (days,
+budget, hours) split among its children; a title's "(3 days)" matches the child's ``days``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from specswarm.plan.critics.items import Check, Item, Part, clamp, label
+from specswarm.plan.critics.quantities import convert, fact_unit, fmt, is_additive, numeric, parse_quantities
+
+
+def _stated(item: Item, unit: str) -> tuple[float, str] | None:
+    """The quantity of ``unit`` a child states: its fact if it has one of that unit, else its
+    title's (summed when a title states several). (value, how it was stated)."""
+    for key, value in item.facts.items():
+        v = numeric(value)
+        fu = fact_unit(key)
+        if v is not None and fu is not None and is_additive(key):
+            c = convert(v, fu, unit)
+            if c is not None:
+                return c, f"{key}: {fmt(v)}"
+    qs = [q for q in parse_quantities(item.title) if convert(q.low, q.unit, unit) is not None]
+    if qs:
+        values = [convert(q.low, q.unit, unit) or 0.0 for q in qs]
+        if all(math.isclose(v, values[0]) for v in values):  # "Four weeks (4 weeks)": said twice
+            return values[0], qs[0].text
+        return sum(values), " + ".join(q.text for q in qs)
+    return None
+
+
+def check_facts(parent: Item, children: Sequence[Item]) -> Check:
+    """Numbers that add up: every additive numeric fact of the parent (``days: 4``,
+    ``budget_eur: 2000``) must be declared by every child, and the children's values must add
+    up to the parent's. A parent with no such fact but a quantity in its title ("Visit Kyoto
+    (4 days)") is checked against what the children state, when they all state it."""
+    problems: list[str] = []
+    checked: list[str] = []
+    for key, value in parent.facts.items():
+        total = numeric(value)
+        if total is None or not is_additive(key):
+            continue
+        checked.append(key)
+        unit = fact_unit(key)
+        vals = [numeric(c.facts.get(key)) for c in children]
+        missing = [i for i, v in enumerate(vals) if v is None]
+        if missing:
+            parts = []
+            for i in missing:
+                said = _stated(Part(children[i].title), unit) if unit else None
+                hint = f" (its title says {said[1]}: declare {key}: {fmt(said[0])})" if said else ""
+                parts.append(f"{label(i, children[i])}{hint}")
+            msg = f"{key} missing on {', '.join(parts)}: every child must declare {key}"
+            if unit:
+                said_all = [_stated(Part(c.title), unit) for c in children]
+                if all(s is not None for s in said_all):
+                    s = sum(x[0] for x in said_all if x)
+                    if not math.isclose(s, total):
+                        msg += f"; their titles add up to {fmt(s)} {unit}, not the parent's {fmt(total)}"
+            problems.append(msg)
+            continue
+        got = sum(v for v in vals if v is not None)
+        if not math.isclose(got, total, rel_tol=1e-9, abs_tol=1e-9):
+            each = " + ".join(fmt(v) for v in vals if v is not None)
+            problems.append(f"{key} add up to {fmt(got)} ({each}), not the parent's {key}: {fmt(total)}")
+    if not checked:
+        # no declared fact: a quantity in the parent's title still bounds what children state
+        for q in parse_quantities(parent.title):
+            if q.low != q.high:
+                continue
+            stated = [x for x in (_stated(c, q.unit) for c in children) if x is not None]
+            if not stated:
+                continue
+            checked.append(f'{q.unit} (the parent says "{q.text}")')
+            got = sum(x[0] for x in stated)
+            if len(stated) == len(children) and not math.isclose(got, q.low):
+                problems.append(
+                    f"the children state {fmt(got)} {q.unit} ({' + '.join(x[1] for x in stated)}), "
+                    f'but the parent "{parent.title}" says {q.text}'
+                )
+            elif len(stated) < len(children) and got > q.low + 1e-9:
+                problems.append(
+                    f"the children already state {fmt(got)} {q.unit}, more than the parent's {q.text}"
+                )
+    if problems:
+        return Check(
+            "facts", clamp(100 * (1 - len(problems) / max(1, len(checked)))), False, "; ".join(problems)
+        )
+    if not checked:
+        return Check("facts", 100, True, "the parent has no numeric fact to split")
+    return Check("facts", 100, True, f"{', '.join(checked)} add up")
+
+
+def check_units(children: Sequence[Item]) -> Check:
+    """A title's quantities agree with the child's facts of that unit: "(3 days)" with
+    ``days: 1`` fails; "two-week" with ``days: 14`` and "90 minutes" with ``hours: 1.5`` pass."""
+    problems: list[str] = []
+    for i, child in enumerate(children):
+        qs = parse_quantities(child.title)
+        if not qs:
+            continue
+        for key, value in child.facts.items():
+            v = numeric(value)
+            fu = fact_unit(key)
+            if v is None or fu is None or not is_additive(key):
+                continue
+            mine = [q for q in qs if convert(q.low, q.unit, fu) is not None]
+            if not mine:
+                continue
+            ok = any(
+                (convert(q.low, q.unit, fu) or 0) - 1e-9 <= v <= (convert(q.high, q.unit, fu) or 0) + 1e-9
+                for q in mine
+            )
+            total = sum(convert(q.low, q.unit, fu) or 0.0 for q in mine)
+            if not ok and not math.isclose(total, v):
+                said = " and ".join(q.text for q in mine)
+                problems.append(f"{label(i, child)} says {said} but its facts say {key}: {fmt(v)}")
+    if problems:
+        return Check(
+            "units",
+            clamp(100 * (1 - len(problems) / max(1, len(children)))),
+            False,
+            "; ".join(problems) + ": make the title and the facts agree",
+        )
+    return Check("units", 100, True, "every quantity in a title agrees with the facts")

@@ -1,0 +1,165 @@
+"""Overlap and repeats: two siblings about the same place, named thing, activity or component;
+a child that repeats its parent, an ancestor, a stage planned beside its branch, or a node
+planned elsewhere in the tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from specswarm.plan.critics.evidence import (
+    SAME_CONTENT,
+    Evidence,
+    action_of,
+    context_keys,
+    evidence,
+    frame_keys,
+    item_terms,
+    lexicon_of,
+    same_terms,
+    strip_terms,
+    title_keys,
+    topic_keys,
+)
+from specswarm.plan.critics.items import (
+    Check,
+    Item,
+    Relative,
+    ancestor_titles,
+    clamp,
+    join_words,
+    label,
+)
+from specswarm.plan.critics.terms import Lexicon, extract_terms
+
+
+def split_boilerplate(children: Sequence[Item], lex: Lexicon) -> set[str]:
+    """Keys every child of a split of three or more mentions (title, detail or string facts):
+    the split's theme, not overlap. With two children nothing is boilerplate: two children
+    that name the same place are about the same place (shared phrasing such as "Plan a 3-day
+    trip to ..." is filler and numbers, never content, anyway)."""
+    if len(children) < 3:
+        return set()
+    per = [set().union(set(), *(t.keys for t in item_terms(c, lex))) for c in children]
+    return set.intersection(*per)
+
+
+def check_overlap(
+    parent: Item, children: Sequence[Item], relatives: Sequence[Relative] = (), *, lex: Lexicon | None = None
+) -> Check:
+    """Siblings that are about the same place, named thing, activity or component."""
+    lex = lex or lexicon_of(parent, children, relatives)
+    drop = context_keys(ancestor_titles(parent, relatives), lex) | split_boilerplate(children, lex)
+    terms = [strip_terms(item_terms(c, lex), drop) for c in children]
+    acts = [action_of(c.title) for c in children]
+    groups: dict[tuple[str, ...], list[int]] = {}  # what is shared -> the children sharing it
+    bad: set[int] = set()
+    for i in range(len(children)):
+        for j in range(i + 1, len(children)):
+            ev = evidence(terms[i], terms[j], (acts[i], acts[j]))
+            if ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j]):
+                members = groups.setdefault(ev.shared, [])
+                members += [k for k in (i, j) if k not in members]
+                bad |= {i, j}
+    problems = []
+    for shared, members in groups.items():
+        labels = [label(k, children[k]) for k in sorted(members)]
+        verb = "both plan" if len(labels) == 2 else "all plan"
+        problems.append(f"{join_words(labels)} {verb} {join_words(shared)}")
+    if problems:
+        note = "; ".join(problems) + ": give each place, activity or component to one child"
+        return Check("overlap", clamp(100 * (1 - len(bad) / max(1, len(children)))), False, note)
+    every = split_boilerplate(children, lex) - context_keys([parent.title], lex)
+    theme: list[str] = []
+    for t in item_terms(children[0], lex) if children else []:
+        if t.keys & every and t.surface not in theme:
+            theme.append(t.surface)
+    note = "no two children plan the same place, activity or component"
+    if theme:
+        note += f" (shared by every child, not counted: {', '.join(theme[:5])})"
+    return Check("overlap", 100, True, note)
+
+
+def _name_keys(titles: Iterable[str], lex: Lexicon) -> list[frozenset[str]]:
+    return [t.keys for title in titles for t in extract_terms(title, lex, in_title=True) if t.kind == "name"]
+
+
+def _where(r: Relative, parent_depth: int) -> str:
+    if r.relation == "ancestor":
+        return f'the root goal "{r.title}"' if r.depth == 0 else f'the ancestor "{r.title}"'
+    if r.relation == "sibling":
+        if r.depth == 1:
+            return f'the root stage "{r.title}"'
+        return f'"{r.title}", a stage under "{r.parent_title}"'
+    return f'"{r.title}", planned under "{r.parent_title}"' if r.parent_title else f'"{r.title}"'
+
+
+def check_repeats(
+    parent: Item,
+    children: Sequence[Item],
+    relatives: Sequence[Relative] = (),
+    *,
+    parent_depth: int | None = None,
+    lex: Lexicon | None = None,
+) -> Check:
+    """Children that repeat their parent or an ancestor (they add nothing to it), a stage planned
+    beside this branch, or a node planned elsewhere in the tree (same content, see
+    :func:`evidence`). The words of the child's own ancestors are context: "Kyoto's old town"
+    under "Kyoto" does not repeat another Kyoto stage; "Hike Mount Fuji" under "Tokyo" does
+    repeat the root stage "Hike Mount Fuji"."""
+    lex = lex or lexicon_of(parent, children, relatives)
+    ancestors = [r for r in relatives if r.relation == "ancestor"]
+    depth = parent_depth if parent_depth is not None else len(ancestors)
+    chain = [Relative(parent.title, "ancestor", parent.detail, parent.facts, depth, None), *ancestors]
+    drop = context_keys([a.title for a in chain], lex)
+    others = [r for r in relatives if r.relation != "ancestor"]
+    other_terms = [strip_terms(item_terms(r, lex), drop) for r in others]
+    inherited = _name_keys([a.title for a in chain], lex)
+    other_anchors = [_name_keys([r.title, r.parent_title or ""], lex) for r in others]
+    problems: list[str] = []
+    for i, child in enumerate(children):
+        ckeys = title_keys(child.title, lex)
+        hit: str | None = None
+        for a in chain:
+            akeys = title_keys(a.title, lex)
+            anames = set().union(
+                set(), *(t.keys for t in extract_terms(a.title, lex, in_title=True) if t.kind == "name")
+            )
+            # the same content as the ancestor, nothing but all of the ancestor's names, or
+            # nothing but its frame ("Kyoto" under "Kyoto temples and gardens"); a child that
+            # takes one of its topics narrows it ("Tokyo" under "Tokyo and Nikko", "Flights"
+            # under "Flights and hotels", "Temples" under "Kyoto temples and gardens")
+            frame = frame_keys(a.title, lex) - topic_keys(a.title, lex)
+            if ckeys and (
+                ckeys == akeys or (anames and anames <= ckeys <= akeys) or (frame and ckeys <= frame)
+            ):
+                where = "its parent" if a is chain[0] else _where(a, depth)
+                where = f'{where} "{a.title}"' if a is chain[0] else where
+                hit = f"repeats {where}: it adds nothing to it"
+                break
+        if hit is None:
+            cterms = strip_terms(item_terms(child, lex), drop)
+            anchor = inherited + _name_keys([child.title], lex)
+            best: tuple[float, int, Evidence] | None = None
+            for k, (r, rterms) in enumerate(zip(others, other_terms, strict=True)):
+                ev = evidence(
+                    cterms, rterms, (action_of(child.title), action_of(r.title)), (anchor, other_anchors[k])
+                )
+                same = ev.weight >= SAME_CONTENT or same_terms(cterms, rterms)
+                if same:
+                    rank = (0 if r.relation == "sibling" else 1, -ev.weight)
+                    if best is None or rank < (0 if others[best[1]].relation == "sibling" else 1, -best[0]):
+                        best = (ev.weight, k, ev)
+            if best is not None:
+                r = others[best[1]]
+                hit = f"repeats {_where(r, depth)} (same {join_words(best[2].shared)})"
+        if hit:
+            problems.append(f"{label(i, child)} {hit}")
+    if problems:
+        note = "; ".join(problems) + ": plan each thing in one place only"
+        return Check("repeats", clamp(100 * (1 - len(problems) / max(1, len(children)))), False, note)
+    return Check(
+        "repeats",
+        100,
+        True,
+        f"no child repeats its parent, an ancestor or any of {len(others)} other node(s)",
+    )

@@ -1,0 +1,68 @@
+"""Word-level sameness of two titles, for the model's output parser
+(:mod:`specswarm.model.parse` drops a proposed child whose title is a near-copy of the goal, its
+parent or another child before a split is ever proposed). The scorers' critics judge content
+instead (:mod:`specswarm.plan.critics.overlap`); this stays as it was so that parsing, and the
+cassettes recorded through it, do not change."""
+
+from __future__ import annotations
+
+import re
+
+NEAR_DUPLICATE = 0.75
+"""Title token Jaccard at or above which two titles count as the same."""
+
+
+def _ws(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOPWORDS = _ws("""
+a about above after again all also an and any are as at be been before being below between both
+but by can could did do does doing down during each few for from further had has have having he her
+here hers him his how i if in into is it its itself just me more most my no nor not of off on once
+only or other our out over own same she should so some such than that the their them then there
+these they this those through to too under until up very was we were what when where which while
+who whom why will with would you your yours via per within without must may might shall
+""")
+"""Words that carry no topic (the parser's list, unchanged)."""
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                base += "y"
+            return base
+    return word
+
+
+def title_words(text: str) -> list[str]:
+    """Lower-case alphanumeric words of ``text``."""
+    return _WORD.findall(text.lower())
+
+
+def title_terms(text: str) -> set[str]:
+    """Suffix-stripped words of ``text``, stopwords removed ('The Booking of hotels' -> book, hotel)."""
+    return {_stem(w) for w in title_words(text) if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())}
+
+
+def normalize_title(text: str) -> str:
+    """Case- and punctuation-insensitive form of a title (for exact-duplicate checks)."""
+    return " ".join(title_words(text))
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; 0.0 for two empty sets."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """True when two titles say the same thing (same words, or nearly the same content words)."""
+    if normalize_title(a) == normalize_title(b):
+        return True
+    ta, tb = title_terms(a), title_terms(b)
+    return bool(ta and tb) and jaccard(ta, tb) >= NEAR_DUPLICATE
