@@ -623,9 +623,7 @@ def test_one_word_titles_need_a_concrete_detail_unless_they_are_names() -> None:
     assert cc.check_vagueness([P("Athens", "Hot springs."), P("Santorini")]).passed
     parent = P("Mount Fuji and Hakone", "a ryokan with an onsen, hiking on the old Tokaido road")
     check = by_name(
-        cc.run_checks(
-            parent, [P("Onsen", "Hot springs."), P("Hiking", "Walk in nature."), P("Tokyo")]
-        )
+        cc.run_checks(parent, [P("Onsen", "Hot springs."), P("Hiking", "Walk in nature."), P("Tokyo")])
     )["vagueness"]
     assert check.note == (
         '#1 "Onsen": one generic word, and the detail names no place, thing or number; '

@@ -13,6 +13,7 @@ from specswarm.plan.critics.quantities import numeric
 from specswarm.plan.critics.terms import (
     ACTION_STEMS,
     CLAUSE_SPLIT,
+    DASH,
     TOKEN,
     Lexicon,
     Term,
@@ -98,7 +99,7 @@ def context_keys(titles: Iterable[str], lex: Lexicon) -> set[str]:
     out: set[str] = set()
     for title in titles:
         for m in TOKEN.finditer(title or ""):
-            for part in re.split(r"[-–]", plain(m.group(0))):
+            for part in DASH.split(plain(m.group(0))):
                 if part:
                     out.add(stem(part))
         out |= title_keys(title, lex)

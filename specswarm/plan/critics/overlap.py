@@ -115,20 +115,26 @@ def check_repeats(
     other_terms = [strip_terms(item_terms(r, lex), drop) for r in others]
     inherited = _name_keys([a.title for a in chain], lex)
     other_anchors = [_name_keys([r.title, r.parent_title or ""], lex) for r in others]
+    other_actions = [action_of(r.title) for r in others]
+    # what each ancestor is: its content terms, its names, and its frame (the modifiers of its
+    # title's items, minus its topics)
+    shapes = []
+    for a in chain:
+        anames = set().union(
+            set(), *(t.keys for t in extract_terms(a.title, lex, in_title=True) if t.kind == "name")
+        )
+        shapes.append(
+            (a, title_keys(a.title, lex), anames, frame_keys(a.title, lex) - topic_keys(a.title, lex))
+        )
     problems: list[str] = []
     for i, child in enumerate(children):
         ckeys = title_keys(child.title, lex)
         hit: str | None = None
-        for a in chain:
-            akeys = title_keys(a.title, lex)
-            anames = set().union(
-                set(), *(t.keys for t in extract_terms(a.title, lex, in_title=True) if t.kind == "name")
-            )
+        for a, akeys, anames, frame in shapes:
             # the same content as the ancestor, nothing but all of the ancestor's names, or
             # nothing but its frame ("Kyoto" under "Kyoto temples and gardens"); a child that
             # takes one of its topics narrows it ("Tokyo" under "Tokyo and Nikko", "Flights"
             # under "Flights and hotels", "Temples" under "Kyoto temples and gardens")
-            frame = frame_keys(a.title, lex) - topic_keys(a.title, lex)
             if ckeys and (
                 ckeys == akeys or (anames and anames <= ckeys <= akeys) or (frame and ckeys <= frame)
             ):
@@ -139,11 +145,10 @@ def check_repeats(
         if hit is None:
             cterms = strip_terms(item_terms(child, lex), drop)
             anchor = inherited + _name_keys([child.title], lex)
+            act = action_of(child.title)
             best: tuple[float, int, Evidence] | None = None
             for k, (r, rterms) in enumerate(zip(others, other_terms, strict=True)):
-                ev = evidence(
-                    cterms, rterms, (action_of(child.title), action_of(r.title)), (anchor, other_anchors[k])
-                )
+                ev = evidence(cterms, rterms, (act, other_actions[k]), (anchor, other_anchors[k]))
                 same = ev.weight >= SAME_CONTENT or same_terms(cterms, rterms)
                 if same:
                     rank = (0 if r.relation == "sibling" else 1, -ev.weight)

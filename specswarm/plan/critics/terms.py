@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from specswarm.plan.critics.words import (
@@ -29,9 +30,12 @@ from specswarm.plan.critics.words import (
 )
 
 CLAUSE_SPLIT = re.compile(r"(?<!\b[a-z])(?<!\d)[.!?](?=\s|$)|[:;|•\n]|\s[-–—]+\s|\s[–—]|[–—]\s")
+DASH = re.compile(r"[-–]")
+"""Splits a hyphenated word into its parts ("Kiyomizu-ji", "3-day")."""
 TOKEN = re.compile(r"`[^`]+`|[^\W_](?:[\w]|[-'’.&](?=[^\W_]))*", re.UNICODE)
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light, consistent stemmer: booking/booked/book, temples/temple, hiking/hike,
     organization/organize, cities/city all meet."""
@@ -71,6 +75,7 @@ def is_head(word: str) -> bool:
 ACTION_STEMS = frozenset(stem(v) for v in ACTIONS)
 
 
+@lru_cache(maxsize=1 << 16)
 def plain(token: str) -> str:
     t = token.strip("`")
     for poss in ("'s", "’s"):
@@ -79,10 +84,11 @@ def plain(token: str) -> str:
     return t.strip("'’")
 
 
+@lru_cache(maxsize=1 << 16)
 def is_number_like(lower: str) -> bool:
     if any(ch.isdigit() for ch in lower):
         return True
-    parts = re.split(r"[-–]", lower)
+    parts = DASH.split(lower)
     return all(p in NUMBER_WORDS or p in UNIT_WORDS or p in FILLER for p in parts if p)
 
 
@@ -106,35 +112,38 @@ def _imperative(lowers: Sequence[str]) -> list[bool]:
     return out
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Lexicon:
     """How each stemmed word is written across the texts compared: capitalised mid-clause
-    (a name) or in lower case mid-clause (a common word, even if Title Case elsewhere)."""
+    (a name) or in lower case mid-clause (a common word, even if Title Case elsewhere).
+    Frozen and hashed by identity, so the terms of a text under one lexicon (one split being
+    judged) are computed once."""
 
-    capital: set[str] = field(default_factory=set)
-    lower: set[str] = field(default_factory=set)
+    capital: frozenset[str] = frozenset()
+    lower: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> Lexicon:
-        lex = cls()
+        capital: set[str] = set()
+        lower: set[str] = set()
         for text in texts:
             for clause in CLAUSE_SPLIT.split(text or ""):
                 for k, m in enumerate(TOKEN.finditer(clause)):
                     tok = plain(m.group(0))
                     if not tok or m.group(0).startswith("`"):
                         continue
-                    for part in re.split(r"[-–]", tok):
+                    for part in DASH.split(tok):
                         if not part:
                             continue
                         s = stem(part)
                         if part[0].isupper():
                             if k > 0:
-                                lex.capital.add(s)
+                                capital.add(s)
                         elif part[0].isalpha():
                             # lower case after the first word, or anywhere in a
                             # lower-case clause: a common word
-                            lex.lower.add(s)
-        return lex
+                            lower.add(s)
+        return cls(frozenset(capital), frozenset(lower))
 
 
 Kind = Literal["name", "weak", "common"]
@@ -190,6 +199,11 @@ def extract_terms(
 ) -> list[Term]:
     """Content terms of one text (``commons=False``: names only; ``values=True``: the text is a
     list of values, not sentences, so a capitalised first word is a name: ``city: "Kyoto"``)."""
+    return list(_terms_of(text, lex, in_title, commons, values))
+
+
+@lru_cache(maxsize=1 << 12)
+def _terms_of(text: str, lex: Lexicon, in_title: bool, commons: bool, values: bool) -> tuple[Term, ...]:
     out: list[Term] = []
     for clause in CLAUSE_SPLIT.split(text or ""):
         matches = list(TOKEN.finditer(clause))
@@ -268,7 +282,7 @@ def extract_terms(
             if lowers[i] == "between":
                 between = True
             if kind == "common" and commons and in_title:
-                for part in re.split(r"[-–]", plain(toks[i])):
+                for part in DASH.split(plain(toks[i])):
                     pl = part.lower()
                     if len(pl) < 3 or never_content(pl) or is_number_like(pl) or (imp[i] and is_verb(pl)):
                         continue
@@ -278,7 +292,7 @@ def extract_terms(
                         )
                     )
             i += 1
-    return out
+    return tuple(out)
 
 
 def _is_endpoint(lowers: Sequence[str], i: int, between: bool) -> bool:

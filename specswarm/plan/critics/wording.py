@@ -3,12 +3,12 @@ and how much of what the parent's detail says the children address."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from specswarm.plan.critics.evidence import fact_text
 from specswarm.plan.critics.items import Check, Item, clamp, label
 from specswarm.plan.critics.terms import (
+    DASH,
     TOKEN,
     Lexicon,
     extract_terms,
@@ -70,7 +70,7 @@ def _loose_terms(text: str) -> dict[str, str]:
     """stem -> first surface of every content-looking word (planning verbs and filler dropped)."""
     out: dict[str, str] = {}
     for m in TOKEN.finditer(text or ""):
-        for part in re.split(r"[-–]", plain(m.group(0))):
+        for part in DASH.split(plain(m.group(0))):
             pl = part.lower()
             if len(pl) >= 3 and not never_content(pl) and not is_number_like(pl) and not is_verb(pl):
                 out.setdefault(stem(pl), pl)
