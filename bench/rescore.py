@@ -1,0 +1,177 @@
+"""Re-score every proposal of an event log with the current critics; print old vs new verdicts.
+
+    python bench/rescore.py LOG [LOG ...] [--tree at-vote|final] [--quiet]
+
+Each log is read and verified with ``read_event_log`` and folded with the package's own fold.
+For every counted proposal, the *old* verdict is what its scorers voted (approvals, rejections,
+scores, and the fold's status: accepted, rejected, outvoted, pending). The *new* verdict is
+what a scorer running today's critics would vote: ``check_split`` against the tree (see
+``--tree``), blended by ``combine`` with the model rating recorded in the votes (the scorers
+of one proposal all compute the same rating) at the spec's ``model_weight`` and
+``approve_threshold``.
+
+``--tree at-vote`` (default) judges a proposal against the tree a scorer could have seen at
+its first vote: the fold of every event with a lower Lamport number (a superset of what that
+scorer had seen, since its clock was past all of it). ``--tree final`` uses the final tree
+(the proposal's own subtree is never a relative). The summary counts accepted proposals the
+critics now reject, and the hard checks that reject them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from specswarm.plan import critics  # noqa: E402
+from specswarm.plan.fold import fold  # noqa: E402
+from specswarm.plan.views import NodeView, Plan, ProposalView  # noqa: E402
+from specswarm.protocol.bodies import CheckResult  # noqa: E402
+from specswarm.protocol.events import Event, read_event_log  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """One proposal, as its scorers voted and as the current critics judge it."""
+
+    proposal: ProposalView
+    node: NodeView
+    old_status: str
+    """The fold's status: accepted | rejected | outvoted | pending."""
+    old_approvals: int
+    old_rejections: int
+    old_scores: tuple[int, ...]
+    model_score: int | None
+    """The model rating recorded in the votes (blended in the new score), if any."""
+    new_score: int
+    new_approve: bool
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    @property
+    def hard_failures(self) -> list[str]:
+        return [c.name for c in self.failed if c.name in critics.HARD_CHECKS]
+
+    def check(self, name: str) -> CheckResult:
+        return next(c for c in self.checks if c.name == name)
+
+
+def _tree_at(events: Sequence[Event], lamport: int, final: Plan, node_id: str) -> Plan:
+    """The plan of the events below ``lamport``, if it holds the node; else the final plan."""
+    seen = fold([e for e in events if e.lamport < lamport])
+    return seen if node_id in seen.nodes else final
+
+
+def rescore(events: Sequence[Event], tree: str = "at-vote") -> list[Rescored]:
+    """Every counted proposal of ``events``, in (lamport, author, id) order, re-scored."""
+    final = fold(events)
+    spec = final.spec
+    if spec is None:
+        raise ValueError("the log holds no run event")
+    proposals = [(p, n) for n in final.nodes.values() for p in n.proposals]
+    proposals.sort(key=lambda pn: (pn[0].lamport, pn[0].author, pn[0].id))
+    out: list[Rescored] = []
+    for p, n in proposals:
+        first_vote = min((v.lamport for v in p.votes), default=None)
+        plan = final if tree == "final" or first_vote is None else _tree_at(events, first_vote, final, n.id)
+        node = plan.nodes[n.id]
+        checks = critics.check_split(
+            spec, node, p.children, node.depth, relatives=critics.relatives_in_tree(plan.nodes, node.id)
+        )
+        model_score = next((v.model_score for v in p.votes if v.model_score is not None), None)
+        weight = spec.model.model_weight if model_score is not None else 0.0
+        score, approve = critics.combine(checks, model_score, weight, spec.tree.approve_threshold)
+        out.append(
+            Rescored(
+                proposal=p,
+                node=node,
+                old_status=p.status,
+                old_approvals=p.approvals,
+                old_rejections=p.rejections,
+                old_scores=tuple(v.score for v in p.votes),
+                model_score=model_score,
+                new_score=score,
+                new_approve=approve,
+                checks=tuple(checks),
+            )
+        )
+    return out
+
+
+def _print_one(r: Rescored) -> None:
+    p = r.proposal
+    print(
+        f"\n=== proposal {p.id[:16]} on {r.node.title!r} (depth {r.node.depth}, {p.strategy}; {r.old_status})"
+    )
+    for i, c in enumerate(p.children):
+        facts = f" {dict(c.facts)}" if c.facts else ""
+        print(f"    #{i + 1} {c.title}{facts}")
+    scores = ", ".join(str(s) for s in r.old_scores) or "-"
+    print(f"  old: {r.old_approvals} approve / {r.old_rejections} reject (scores {scores})")
+    rating = f", model {r.model_score}" if r.model_score is not None else ""
+    print(f"  new: {'APPROVE' if r.new_approve else 'REJECT'} (score {r.new_score}{rating})")
+    for c in r.failed:
+        print(f"    {c.name} ({c.score}): {c.note}")
+
+
+def summary(results: Sequence[Rescored]) -> list[str]:
+    """The lines of the summary: old vs new verdicts, and why accepted splits are now rejected."""
+    accepted = [r for r in results if r.old_status == "accepted"]
+    flipped = [r for r in accepted if not r.new_approve]
+    reasons = Counter(name for r in flipped for name in r.hard_failures)
+    lines = [
+        f"proposals re-scored: {len(results)}; accepted by the old scorers: {len(accepted)}",
+        f"accepted proposals the current critics reject: {len(flipped)} of {len(accepted)}",
+    ]
+    if reasons:
+        lines.append(
+            "failed hard checks among them: " + ", ".join(f"{k} x{v}" for k, v in sorted(reasons.items()))
+        )
+    others = [r for r in results if r.old_status != "accepted"]
+    approved_now = [r for r in others if r.new_approve]
+    lines.append(
+        f"not accepted by the old scorers: {len(others)}; the current critics approve {len(approved_now)}"
+    )
+    table = Counter((r.old_status, "approve" if r.new_approve else "reject") for r in results)
+    lines.append(
+        "old status -> new verdict: " + ", ".join(f"{a} -> {b}: {k}" for (a, b), k in sorted(table.items()))
+    )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "logs", nargs="+", type=Path, help="event logs (JSON lines, as `specswarm plan --events` writes)"
+    )
+    ap.add_argument("--tree", choices=("at-vote", "final"), default="at-vote")
+    ap.add_argument("--quiet", "-q", action="store_true", help="the summary only")
+    args = ap.parse_args(argv)
+    for path in args.logs:
+        log = read_event_log(path)
+        results = rescore(log.events, args.tree)
+        plan = fold(log.events)
+        goal = plan.spec.goal if plan.spec else "?"
+        bad = f", {len(log.rejected)} bad line(s)" if log.rejected else ""
+        size = f"{len(log.events)} events{bad}, {len(plan.nodes)} nodes"
+        print(f"{path}: goal {goal!r}, {size} (tree: {args.tree})")
+        if not args.quiet:
+            for r in results:
+                _print_one(r)
+            print()
+        for line in summary(results):
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
