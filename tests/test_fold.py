@@ -767,3 +767,56 @@ def _foreign_run_event_with_lesser_id(sw: Swarm) -> Event:
 def test_foreign_run_event_never_changes_the_plan(converged: Swarm) -> None:
     base = fold(converged.events)
     assert fold(converged.events + [_foreign_run_event_with_lesser_id(converged)]).digest == base.digest
+
+
+# -- every run delivers: the best rejected split once every chain of revisions is used up -------------
+
+
+def _reject_all(sw: Swarm, prop: Event, score: int) -> None:
+    for s in scorers(sw):
+        sw.vote(s, prop, False, score)
+
+
+def test_a_node_takes_its_best_rejected_split_once_every_chain_is_used_up() -> None:
+    sw = make_swarm(max_depth=1)  # max_revisions 2: a chain is three proposals
+    a, b = sw.peers["decomposer"]
+    scores = {a.peer_id: [40, 71, 55], b.peer_id: [62, 30, 66]}
+    props: dict[int, Event] = {}
+    for who in (a, b):
+        for i, score in enumerate(scores[who.peer_id]):
+            prop = sw.propose(who, ROOT, [f"Part {who.peer_id[-4:]} {i} {j}" for j in range(2)], leaf=True)
+            props[score] = prop
+            plan = fold(sw.events)
+            assert plan.root is not None and plan.root.accepted is None  # a chain is still open
+            _reject_all(sw, prop, score)
+    plan = fold(sw.events)
+    assert plan.root is not None and plan.root.accepted == props[71].id
+    acc = plan.root.accepted_proposal
+    assert acc is not None and acc.status == "accepted" and acc.approvals == 0 and acc.rejections == 3
+    assert all(v.critique == "too vague" for v in acc.votes)  # the critiques stay on record
+    assert sorted(p.status for p in plan.root.proposals) == ["accepted"] + ["rejected"] * 5
+
+
+def test_no_fallback_while_a_proposal_is_pending_or_a_chain_is_open() -> None:
+    sw = make_swarm(max_depth=1)
+    a, b = sw.peers["decomposer"]
+    for i in range(3):
+        _reject_all(sw, sw.propose(a, ROOT, [f"A {i} x", f"A {i} y"], leaf=True), 50)
+    pending = sw.propose(b, ROOT, ["B x", "B y"], leaf=True)
+    sw.vote(scorers(sw)[0], pending, False, 90)
+    assert fold(sw.events).root.accepted is None  # type: ignore[union-attr]
+    sw.vote(scorers(sw)[1], pending, False, 90)  # rejected now, but b's chain has one of three
+    assert fold(sw.events).root.accepted is None  # type: ignore[union-attr]
+
+
+def test_a_split_that_reaches_quorum_beats_the_fallback() -> None:
+    sw = make_swarm(max_depth=1)
+    a, b = sw.peers["decomposer"]
+    for who in (a, b):
+        for i in range(3):
+            _reject_all(sw, sw.propose(who, ROOT, [f"{who.peer_id[-3:]} {i} x", f"{i} y"], leaf=True), 80)
+    assert fold(sw.events).root.accepted is not None  # type: ignore[union-attr]
+    late = sw.propose(a, ROOT, ["Late x", "Late y"], leaf=True)
+    for s in scorers(sw)[:2]:
+        sw.vote(s, late, True, 61)
+    assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]

@@ -298,7 +298,23 @@ def reference(events: list[Event]) -> dict[str, Any]:
             mean = Fraction(sum(v.wire["score"] for v in votes), len(votes))
             key = (done.lamport, done.author, -mean, p.id)
             best = key if best is None or key < best else best
-        return best[3] if best else None
+        if best:
+            return best[3]
+        # no quorum: once every proposing decomposer's chain (max_revisions + 1) is rejected,
+        # the best rejected proposal (highest mean score, then least (lamport, author, id))
+        chain = spec["tree"]["max_revisions"] + 1
+        chains: dict[str, list[tuple[Fraction, tuple[int, str, str]]]] = {}
+        for p in by_role["proposal"]:
+            if p.wire["node"] != node:
+                continue
+            votes = [v for (pid, _), v in counted.items() if pid == p.id]
+            if sum(1 for v in votes if not v.wire["approve"]) <= n - q:
+                return None
+            mean = Fraction(sum(v.wire["score"] for v in votes), len(votes))
+            chains.setdefault(p.author, []).append((-mean, (p.lamport, p.author, p.id)))
+        if not chains or any(len(c) < chain for c in chains.values()):
+            return None
+        return min(x for c in chains.values() for x in c)[1][2]
 
     out: dict[str, Any] = {}
     complete = True

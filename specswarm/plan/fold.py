@@ -203,7 +203,9 @@ class FoldState:
             index = self._index
             proposals = [index.proposals[pid] for pid in index.proposals_by_node.get(node, ())]
             votes = {p.id: index.votes.get(p.id, {}).values() for p in proposals}
-            cached = decide_split(run, node, proposals, votes, roles, q, n_scorers)
+            spec = self.spec
+            chain = spec.tree.max_revisions + 1 if spec is not None else None
+            cached = decide_split(run, node, proposals, votes, roles, q, n_scorers, chain)
             self._decisions[node] = cached
         return cached  # type: ignore[return-value]
 

@@ -71,9 +71,16 @@ def decide_split(
     roles: Mapping[str, str],
     q: int,
     n_scorers: int,
+    chain: int | None = None,
 ) -> SplitDecision:
     """Which proposal for ``node`` is accepted. ``votes``: proposal id -> the least vote of each
-    author (any run); only this run's votes by authorised scorers count."""
+    author (any run); only this run's votes by authorised scorers count.
+
+    ``chain`` (``tree.max_revisions + 1``): once every decomposer that proposed for the node has
+    had that many proposals rejected and none is pending, the node takes the best rejected one
+    (highest mean score, then the least (lamport, author, id)); its votes keep the critiques. A
+    split that later reaches quorum still wins. Without it a node that cannot be split to the
+    scorers' liking would stall the whole run."""
     candidates: list[tuple[tuple[int, str, int, str], str]] = []
     counted: list[tuple[Event, ProposalBody, list[Event], int, int, int | None]] = []
     for prop in proposals:
@@ -93,6 +100,8 @@ def decide_split(
             candidates.append(((done.lamport, done.author, -(mean or 0), prop.id), prop.id))
         counted.append((prop, body, ballots, len(approvals), rejections, mean))
     accepted = min(candidates)[1] if candidates else None
+    if accepted is None and chain is not None:
+        accepted = _best_rejected(counted, q, n_scorers, chain)
     views = []
     for prop, body, ballots, n_app, n_rej, mean in counted:
         if prop.id == accepted:
@@ -122,6 +131,25 @@ def decide_split(
         )
     views.sort(key=lambda p: (p.id != accepted, p.lamport, p.author, p.id))
     return tuple(views), accepted
+
+
+def _best_rejected(
+    counted: Iterable[tuple[Event, ProposalBody, list[Event], int, int, int | None]],
+    q: int,
+    n_scorers: int,
+    chain: int,
+) -> str | None:
+    """The fallback of :func:`decide_split`: the best rejected proposal once every proposing
+    decomposer's chain of revisions is used up (None while any proposal may still pass)."""
+    rejected: dict[str, list[tuple[int, tuple[int, str, str]]]] = {}
+    for prop, _, _, _, n_rej, mean in counted:
+        if n_rej <= n_scorers - q:
+            return None  # still pending: quorum can be reached
+        rejected.setdefault(prop.author, []).append((mean or 0, prop.order))
+    if not rejected or any(len(chain_of) < chain for chain_of in rejected.values()):
+        return None
+    best = min((-mean, order) for chain_of in rejected.values() for mean, order in chain_of)
+    return best[1][2]
 
 
 def decide_leaf(
