@@ -1,4 +1,4 @@
-"""Property tests: the plan is a pure function of the event set (docs/shared DESIGN.md).
+"""Property tests: the plan is a pure function of the event set (docs/ARCHITECTURE.md, "The fold rules").
 
 Event sets are generated with :class:`specswarm.testing.synth.Swarm` (so every event is really
 signed): random trees, competing proposals, random votes (duplicates included) and
