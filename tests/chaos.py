@@ -460,9 +460,7 @@ def kill_executor(workdir: Path, seed: int) -> dict[str, Any]:
         leaf = plan.nodes[claim.body.leaf]
         events = swarm.observer_events()
         victim_results = [
-            e
-            for e in events
-            if e.kind == "result" and e.author == victim.peer_id and e.body.leaf == leaf.id
+            e for e in events if e.kind == "result" and e.author == victim.peer_id and e.body.leaf == leaf.id
         ]
         assert leaf.result is not None
         if not victim_results:  # it died before executing: someone superseded its claim
