@@ -89,6 +89,12 @@ class Event:
         return (self.lamport, self.author, self.id)
 
 
+def _sign(identity: Identity, unsigned: Mapping[str, Any]) -> tuple[str, str]:
+    """(base64 signature, event id) of an unsigned envelope: one canonical encoding for both."""
+    raw = canonical_bytes(unsigned)
+    return base64.b64encode(identity.sign(DOMAIN + raw)).decode(), sha256_hex(raw)
+
+
 def sign_json(
     identity: Identity, run: str, kind: str, lamport: int, body: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -102,8 +108,7 @@ def sign_json(
         "lamport": lamport,
         "body": dict(body),
     }
-    sig = base64.b64encode(identity.sign(DOMAIN + canonical_bytes(unsigned))).decode()
-    return {**unsigned, "sig": sig}
+    return {**unsigned, "sig": _sign(identity, unsigned)[0]}
 
 
 def make_event(
@@ -115,9 +120,16 @@ def make_event(
         raise ValueError(f"a {type(body).__name__} is not the body of a {kind!r} event")
     wire = dict(body) if isinstance(body, Mapping) else body.to_json()
     typed = parse_body(kind, wire) if isinstance(body, Mapping) else body
-    signed = sign_json(identity, run, kind, lamport, wire)
-    event = Event(run, kind, identity.peer_id, lamport, typed, signed["sig"], wire=wire)
-    return event
+    unsigned = {
+        "v": VERSION,
+        "run": run,
+        "kind": kind,
+        "author": identity.peer_id,
+        "lamport": lamport,
+        "body": wire,
+    }
+    sig, event_id = _sign(identity, unsigned)
+    return Event(run, kind, identity.peer_id, lamport, typed, sig, event_id, wire)
 
 
 def run_id_for(body: Mapping[str, Any]) -> str:

@@ -131,9 +131,12 @@ def spec_from_mapping(data: Mapping[str, Any], *, name: str = "spec", source: st
     raw = dict(data)
     given = raw.pop("prompts", None) or {}
     problems = schema_problems(raw, where) + semantic_problems(raw, where)
-    defaults, prompt_problems = prompts_from_files({}, where, Path("."))
-    texts = {t: given.get(t) or getattr(defaults, t) for t in TASKS}
-    problems += prompt_problems + prompts_from_text({"prompts": texts}, where)[1]
+    texts = {t: given[t] for t in TASKS if given.get(t)}
+    if len(texts) < len(TASKS):  # read the built-in templates only when some are needed
+        defaults, prompt_problems = prompts_from_files({}, where, Path("."))
+        texts = {t: texts.get(t) or getattr(defaults, t) for t in TASKS}
+        problems += prompt_problems
+    problems += prompts_from_text({"prompts": texts}, where)[1]
     if problems:
         raise SpecError(unique(problems))
     return _build(raw, default_name=name, prompts=Prompts(**texts), resolve=Path, source=None)
