@@ -319,10 +319,13 @@ class ChaosSwarm:
         plan = self.union()
         rows = [
             f"{p.name}{'(killed)' if p.killed else ''}: complete={p.status.get('complete')} "
-            f"digest={str(p.status.get('digest'))[:10]} events={p.status.get('events')}"
+            f"digest={str(p.status.get('digest'))[:10]} events={p.status.get('events')} "
+            f"peers={p.status.get('peers')}"
             for p in self.peers
         ]
-        return f"union progress {plan.progress()} complete={plan.complete}; " + "; ".join(rows)
+        stuck = [p for p in self.alive() if not p.status.get("complete")]
+        tails = "".join(f"\n--- log of {p.name} (end) ---\n{self._log_tail(p.name)}" for p in stuck[:2])
+        return f"union progress {plan.progress()} complete={plan.complete}; " + "; ".join(rows) + tails
 
     def wait_started(self, peers: list[ChaosPeer] | None = None, timeout: float = START_TIMEOUT) -> None:
         """Until every given peer printed a status line (it runs the node and knows the run)."""

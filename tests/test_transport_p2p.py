@@ -224,6 +224,24 @@ async def test_losing_the_first_or_middle_peer_partitions_nothing(shape: str) ->
 
 
 @trio_test
+async def test_a_hub_passes_a_new_spoke_on_at_once() -> None:
+    """B reached A before C did: A tells B of C when C arrives, not at its next periodic round
+    (disabled here: one hour), so killing A right after C reached it partitions nothing."""
+    swarm = Swarm()
+    hour = ("--exchange-interval", "3600")
+    try:
+        a = await swarm.start("a", *hour)
+        b = await swarm.start("b", "--bootstrap", a.addrs[0], *hour)
+        await b.call(cmd="wait_peers", n=1, timeout=20)
+        c = await swarm.start("c", "--bootstrap", a.addrs[0], *hour)
+        await b.call(cmd="wait_peers", n=2, timeout=20)
+        await c.call(cmd="wait_peers", n=2, timeout=20)
+    finally:
+        await swarm.stop()
+    swarm.assert_quiet()
+
+
+@trio_test
 async def test_a_bootstrap_peer_that_starts_late_is_retried() -> None:
     from specswarm.transport.p2p import peer_id_from_seed
 

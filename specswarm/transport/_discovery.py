@@ -39,6 +39,9 @@ from specswarm.transport._util import describe, quietly
 PEERS_PROTOCOL = TProtocol("/specswarm/peers/1.0.0")
 """Peer exchange: JSON ``{"self": [addrs], "peers": [addrs]}`` both ways."""
 
+ANNOUNCE_DELAY = 0.5
+"""Seconds between learning a new address and passing it on (new peers arriving together: one round)."""
+
 
 class PeerExchange:
     """The peers one host knows, the exchange protocol that spreads them, and the dialer."""
@@ -56,6 +59,8 @@ class PeerExchange:
         )
         self._wake_dialer = trio.Event()
         self._exchanged: set[str] = set()
+        self._announce_at: float | None = None
+        """When to pass newly learned peers on to every connected peer (None: nothing new)."""
 
     def add_peer_addr(self, addr: str, *, sticky: bool) -> None:
         """Learn a peer address (``.../p2p/<id>``) and wake the dialer."""
@@ -91,7 +96,11 @@ class PeerExchange:
                 self._exchanged.add(peer_id)
                 self._book.succeeded(peer_id)
                 nursery.start_soon(self._exchange_with, peer_id)
-            if now >= next_exchange:
+            announce = self._announce_at is not None and now >= self._announce_at
+            if now >= next_exchange or announce:
+                # a peer we just learned of is passed on at once, not at the next round: a hub
+                # killed right after its spokes reached it must not leave one spoke unknown
+                self._announce_at = None
                 next_exchange = now + config.exchange_interval * random.uniform(0.8, 1.2)
                 for peer_id in connected:
                     nursery.start_soon(self._exchange_with, peer_id)
@@ -116,6 +125,7 @@ class PeerExchange:
             log.debug("unreadable peer exchange from %s", sender)
             return
         now = trio.current_time()
+        before = self._book.addr_count()
         for addr in own[:16] + others[:64]:
             try:
                 multiaddr.Multiaddr(addr)
@@ -125,6 +135,8 @@ class PeerExchange:
             except Exception:
                 continue
         self._book.succeeded(sender)
+        if self._book.addr_count() > before and self._announce_at is None:
+            self._announce_at = now + ANNOUNCE_DELAY
         self._wake_dialer.set()
 
     async def _exchange_with(self, peer_id: str) -> None:

@@ -110,6 +110,10 @@ class PeerBook:
         cap = self.sticky_max_backoff if known.sticky else self.max_backoff
         known.backoff = min(known.backoff * 2, cap)
 
+    def addr_count(self) -> int:
+        """How many (peer, address) pairs are known: grows exactly when something new is learned."""
+        return sum(len(k.addrs) for k in self.peers.values())
+
     def addrs_of(self, peer_ids: set[str] | list[str]) -> list[str]:
         """Full ``/p2p/`` addresses of the given peers, as far as we know them."""
         return sorted(

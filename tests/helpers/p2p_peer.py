@@ -24,6 +24,7 @@ import sys
 import trio
 
 from specswarm.errors import TransportError
+from specswarm.transport._config import P2PConfig
 from specswarm.transport.p2p import open_libp2p_transport
 
 
@@ -41,6 +42,7 @@ async def serve(args: argparse.Namespace) -> None:
         bootstrap=args.bootstrap,
         mdns=args.mdns,
         topic=args.topic,
+        config=P2PConfig(exchange_interval=args.exchange_interval),
     ) as t:
 
         async def echo(sender: str, data: bytes) -> bytes:
@@ -118,4 +120,5 @@ if __name__ == "__main__":
     parser.add_argument("--mdns", action="store_true")
     parser.add_argument("--topic", default="specswarm-test")
     parser.add_argument("--reject", default="")
+    parser.add_argument("--exchange-interval", type=float, default=P2PConfig.exchange_interval)
     trio.run(main, parser.parse_args())
