@@ -152,7 +152,7 @@ def test_a_scorer_voting_on_the_recorded_plan_rejects_the_tokyo_split() -> None:
     tokyo = next(n for n in plan.nodes.values() if n.title == TOKYO)
     assert [p.status for p in tokyo.proposals] == ["pending"]
     node = _FakeNode(plan)
-    scorer = Scorer(lambda: ScriptedModel(lambda req: "Score: 95"))
+    scorer = Scorer(lambda: ScriptedModel(lambda req: "Score: 95"), "feasibility")
     trio.run(scorer.act, node, plan)
     [vote] = node.published
     assert vote.proposal == tokyo_id and vote.approve is False and vote.model_score == 95
@@ -181,7 +181,7 @@ def test_long_notes_are_cut_in_the_vote_but_whole_in_the_critique() -> None:
     )
     plan = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == kyoto_id)])
     node = _FakeNode(plan)
-    trio.run(Scorer(lambda: ScriptedModel(lambda req: "Score: 95")).act, node, plan)
+    trio.run(Scorer(lambda: ScriptedModel(lambda req: "Score: 95"), "feasibility").act, node, plan)
     [vote] = node.published
     facts = next(c for c in vote.checks if c.name == "facts")
     assert len(facts.note) == NOTE_CHARS  # the full note is longer

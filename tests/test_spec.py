@@ -79,7 +79,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
         "quorum": "majority",
         "roles": {
             "decomposer": {"count": 2, "strategies": list(DEFAULT_STRATEGIES)},
-            "scorer": {"count": 3},
+            "scorer": {"count": 3, "lenses": ["feasibility", "coverage", "specificity"]},
             "executor": {"count": 1},
             "observer": {"count": 1},
         },

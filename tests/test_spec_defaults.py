@@ -20,7 +20,7 @@ SECTIONS: dict[tuple[str, ...], type[Any]] = {
     ("budget",): values.Budget,
     ("output",): values.OutputSettings,
     ("roles", "decomposer"): values.DecomposerRole,
-    ("roles", "scorer"): values.Role,
+    ("roles", "scorer"): values.ScorerRole,
     ("roles", "executor"): values.Role,
     ("roles", "observer"): values.Role,
 }

@@ -156,7 +156,12 @@ def peer(
     mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
     listen: Annotated[str, typer.Option("--listen", help="Listen multiaddr.")] = "/ip4/127.0.0.1/tcp/0",
     key: Annotated[Path | None, typer.Option("--key", help="Identity key file (created if missing).")] = None,
-    strategy: Annotated[str | None, typer.Option("--strategy", help="Decomposer strategy.")] = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            "--strategy", "--lens", help="Decomposer strategy, or scorer lens (default: the spec's first)."
+        ),
+    ] = None,
     events: Annotated[Path | None, typer.Option("--events", help="Append every event seen here.")] = None,
     run_file: Annotated[Path | None, typer.Option("--run-file", hidden=True)] = None,
     admission: Annotated[str | None, typer.Option("--admission", hidden=True)] = None,

@@ -46,7 +46,7 @@ from specswarm.model.parse import (
     parse_score,
 )
 from specswarm.model.prompts import render_prompt
-from specswarm.plan.critics import check_constraints, constraints_for, is_additive
+from specswarm.plan.critics import Lens, check_constraints, constraints_for, is_additive
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
@@ -118,6 +118,7 @@ class _Ask:
     strategy: str = ""
     critiques: Sequence[str] = ()
     proposal: Sequence[Child] = ()
+    lens: Lens | None = None
 
     @property
     def constraints(self) -> list[Constraint]:
@@ -167,6 +168,7 @@ class _Ask:
             "is_last_level": self.is_last_level,
             "fact_fields": self.fact_fields,
             "proposal": [c.to_json() for c in self.proposal],
+            "lens": {"name": self.lens.name, "question": self.lens.question} if self.lens else None,
             "leaf": node,
         }
 
@@ -334,9 +336,11 @@ def rate(
     *,
     ancestors: Sequence[Subject] = (),
     counts: TaskCounts | None = None,
+    lens: Lens | None = None,
 ) -> int | None:
-    """The model's 0..100 opinion of a split, or None when it gives no usable number."""
-    ask = _Ask(spec, node, ancestors, proposal=children)
+    """The model's 0..100 opinion of a split (through ``lens``, if given), or None when it gives
+    no usable number."""
+    ask = _Ask(spec, node, ancestors, proposal=children, lens=lens)
     try:
         return _attempts(model, "score", ask, parse_score, counts if counts is not None else TaskCounts())
     except GaveUpError:

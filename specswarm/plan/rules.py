@@ -60,7 +60,9 @@ def assign_roles(run: Event, joins: Mapping[str, Iterable[Event]]) -> dict[str, 
 def _vote_view(v: Event) -> VoteView:
     b = v.body
     assert isinstance(b, VoteBody)
-    return VoteView(v.id, v.author, b.approve, b.score, b.critique, b.checks, b.model_score, v.lamport)
+    return VoteView(
+        v.id, v.author, b.approve, b.score, b.critique, b.checks, b.model_score, v.lamport, b.lens
+    )
 
 
 def decide_split(

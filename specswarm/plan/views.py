@@ -35,6 +35,8 @@ class VoteView:
     checks: tuple[CheckResult, ...]
     model_score: int | None
     lamport: int
+    lens: str | None = None
+    """The scorer's review lens."""
 
 
 @dataclass(frozen=True)

@@ -142,9 +142,11 @@ class VoteBody:
     """The mechanical checks run."""
     model_score: int | None
     """The model's 0..100 rating, if one was used."""
+    lens: str | None = None
+    """The lens the scorer reviewed through (absent in votes of scorers without one)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "proposal": self.proposal,
             "approve": self.approve,
             "score": self.score,
@@ -152,6 +154,9 @@ class VoteBody:
             "checks": [c.to_json() for c in self.checks],
             "model_score": self.model_score,
         }
+        if self.lens is not None:
+            out["lens"] = self.lens
+        return out
 
 
 @dataclass(frozen=True)
@@ -218,6 +223,7 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
                 str(raw["critique"]),
                 tuple(CheckResult.from_json(c) for c in raw["checks"]),
                 None if raw["model_score"] is None else int(raw["model_score"]),
+                None if raw.get("lens") is None else str(raw["lens"]),
             )
         if kind == "claim":
             return ClaimBody(str(raw["leaf"]), raw["supersedes"])

@@ -37,6 +37,7 @@ from specswarm.spec.values import (
     Prompts,
     Role,
     Roles,
+    ScorerRole,
     TokenLimits,
     TreeLimits,
     normal_quorum,
@@ -192,7 +193,7 @@ def _build(
         constraints=tuple(_make(Constraint, c) for c in data.get("constraints") or ()),
         roles=Roles(
             decomposer=_make(DecomposerRole, roles["decomposer"]),
-            scorer=_make(Role, roles["scorer"]),
+            scorer=_make(ScorerRole, roles["scorer"]),
             executor=_make(Role, roles["executor"]),
             observer=_make(Role, roles.get("observer") or {}),
         ),

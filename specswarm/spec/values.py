@@ -23,6 +23,8 @@ TASKS = ("decompose", "refine", "score", "execute")
 """The model tasks; each has a prompt template and a token limit."""
 DEFAULT_STRATEGIES = ("by parts", "by sequence", "by theme")
 """Decomposer strategies used when a spec declares none."""
+DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
+"""Scorer lenses used when a spec declares none (see :mod:`specswarm.plan.critics.lenses`)."""
 SCHEMA_NAME = "goal.schema.json"
 
 Quorum = str | int | float
@@ -78,12 +80,22 @@ class DecomposerRole:
 
 
 @dataclass(frozen=True)
+class ScorerRole:
+    """The scorers: how many, and the lenses they review through."""
+
+    count: int
+    """Number of scorer peers (n in the quorum rule)."""
+    lenses: tuple[str, ...] = DEFAULT_LENSES
+    """Review lenses; scorer i uses ``lenses[i % len(lenses)]``."""
+
+
+@dataclass(frozen=True)
 class Roles:
     """Who takes part in a run."""
 
     decomposer: DecomposerRole
     """Peers that propose splits."""
-    scorer: Role
+    scorer: ScorerRole
     """Peers that vote on splits; their count is n in the quorum rule."""
     executor: Role
     """Peers that claim leaves and write their content."""
@@ -224,7 +236,7 @@ class Seat:
     index: int
     """0-based index within the role (``scorer-1`` is index 1)."""
     strategy: str | None
-    """The decomposer's strategy; None for other roles."""
+    """The decomposer's strategy, the scorer's lens; None for other roles."""
 
     @property
     def name(self) -> str:
@@ -282,13 +294,24 @@ class GoalSpec:
         strategies = self.roles.decomposer.strategies
         return strategies[index % len(strategies)]
 
+    def lens_for(self, index: int) -> str:
+        """The lens of scorer number ``index`` (0-based; lenses repeat)."""
+        lenses = self.roles.scorer.lenses
+        return lenses[index % len(lenses)]
+
     def roster(self, order: Sequence[str] = LAUNCH_ORDER) -> list[Seat]:
         """Every declared peer, role by role in ``order``: decomposer ``i`` gets
-        :meth:`strategy_for` ``(i)``, other roles no strategy."""
+        :meth:`strategy_for` ``(i)``, scorer ``i`` :meth:`lens_for` ``(i)``, others nothing."""
         seats: list[Seat] = []
         for role in order:
             for index in range(getattr(self.roles, role).count):
-                strategy = self.strategy_for(index) if role == "decomposer" else None
+                strategy = (
+                    self.strategy_for(index)
+                    if role == "decomposer"
+                    else self.lens_for(index)
+                    if role == "scorer"
+                    else None
+                )
                 seats.append(Seat(role, index, strategy))
         return seats
 

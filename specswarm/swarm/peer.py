@@ -57,7 +57,7 @@ class PeerConfig:
     admission_key: Identity | None
     """A key to sign its own admission with (a secret-mode run); None when it has none."""
     strategy: str | None
-    """A decomposer's strategy (``--strategy``); None: the spec's first."""
+    """A decomposer's strategy or a scorer's lens (``--strategy``/``--lens``); None: the spec's first."""
     join: tuple[str, ...]
     """Multiaddrs of peers to bootstrap from (``--join``)."""
     mdns: bool

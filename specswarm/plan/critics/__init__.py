@@ -54,6 +54,7 @@ from specswarm.plan.critics.evidence import (
     topic_keys,
 )
 from specswarm.plan.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
+from specswarm.plan.critics.lenses import LENSES, Lens, lens_named
 from specswarm.plan.critics.numbers import check_facts, check_units
 from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
 from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
@@ -66,12 +67,14 @@ from specswarm.spec import Constraint, GoalSpec
 __all__ = [
     "CHECK_NAMES",
     "HARD_CHECKS",
+    "LENSES",
     "VETO_BELOW",
     "WEIGHTS",
     "Check",
     "Evidence",
     "Facts",
     "Item",
+    "Lens",
     "Lexicon",
     "Part",
     "Quantity",
@@ -98,6 +101,7 @@ __all__ = [
     "frame_keys",
     "is_additive",
     "item_terms",
+    "lens_named",
     "near_duplicate",
     "normalize_title",
     "numeric",
@@ -185,26 +189,34 @@ def combine(
     model_score: int | None = None,
     model_weight: float = 0.0,
     approve_threshold: float = 60.0,
+    lens: Lens | None = None,
 ) -> tuple[int, bool]:
     """Blend the checks (weighted mean, :data:`WEIGHTS`) with the model's 0..100 rating; decide.
 
     ``model_weight`` in [0, 1] is the model's share of the score (ignored when ``model_score``
     is None). Approval needs ``score >= approve_threshold``, no failed hard check
-    (:data:`HARD_CHECKS`) and no soft check below its :data:`VETO_BELOW` floor.
+    (:data:`HARD_CHECKS`) and no soft check below its :data:`VETO_BELOW` floor. A ``lens``
+    (:mod:`.lenses`) reweighs the checks and may raise the soft floors; hard checks stay hard.
     """
     if not 0.0 <= model_weight <= 1.0:
         raise ValueError(f"model_weight must be within [0, 1], got {model_weight}")
-    total_w = sum(WEIGHTS.get(c.name, 1.0) for c in checks)
-    mech = sum(WEIGHTS.get(c.name, 1.0) * c.score for c in checks) / total_w if total_w else 100.0
+    factors = lens.weights if lens is not None else {}
+    floors = dict(VETO_BELOW)
+    for name, floor in (lens.veto_below if lens is not None else {}).items():
+        floors[name] = max(floors.get(name, 0), floor)
+
+    def weight(name: str) -> float:
+        return WEIGHTS.get(name, 1.0) * factors.get(name, 1.0)
+
+    total_w = sum(weight(c.name) for c in checks)
+    mech = sum(weight(c.name) * c.score for c in checks) / total_w if total_w else 100.0
     score = (
         mech
         if model_score is None
         else (1 - model_weight) * mech + model_weight * max(0, min(100, model_score))
     )
     final = clamp(score)
-    vetoed = any(
-        (c.name in HARD_CHECKS and not c.passed) or c.score < VETO_BELOW.get(c.name, 0) for c in checks
-    )
+    vetoed = any((c.name in HARD_CHECKS and not c.passed) or c.score < floors.get(c.name, 0) for c in checks)
     return final, final >= approve_threshold and not vetoed
 
 

@@ -21,7 +21,8 @@ from specswarm.swarm.roles.scorer import Scorer, shared_rating
 def make_role(
     role: str, spec: GoalSpec, model_factory: Callable[[], Model] | None, strategy: str | None = None
 ) -> ModelRole | None:
-    """The role object of a peer taking ``role`` in a run of ``spec`` (None for an observer)."""
+    """The role object of a peer taking ``role`` in a run of ``spec`` (None for an observer).
+    ``strategy``: a decomposer's strategy or a scorer's lens (default: the spec's first)."""
     budget = spec.budget
     if role == "decomposer":
         # a live owner that is merely slow (queued behind other generations) keeps its node for
@@ -30,7 +31,7 @@ def make_role(
             model_factory, strategy or spec.strategy_for(0), takeover_seconds=budget.claim_timeout
         )
     if role == "scorer":
-        return Scorer(model_factory)
+        return Scorer(model_factory, strategy or spec.lens_for(0))
     if role == "executor":
         return Executor(
             model_factory, settle_seconds=budget.settle_seconds, claim_timeout=budget.claim_timeout

@@ -1,6 +1,10 @@
 """The scorer: votes once on every pending proposal, from the mechanical critics plus the
 model's rating as a minor input (the small model cannot judge a split on its own).
 
+Each scorer reviews through its own lens (:mod:`specswarm.plan.critics.lenses`): its own
+weighting of the checks, its own soft floors, its own question to the model. A model rating is
+reused only from a scorer of the same lens (same prompt, greedy model: the same number).
+
 The critics judge a split against the whole folded tree: the node's ancestors, the stages
 planned beside its branch (siblings of it and of its ancestors) and every other node that is
 not below it (:func:`~specswarm.plan.critics.relatives_in_tree`), so a child that re-plans a
@@ -8,9 +12,11 @@ stage another branch holds is caught."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from specswarm.model.base import Model
 from specswarm.plan import critics
 from specswarm.plan.views import NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import VoteBody
@@ -30,6 +36,10 @@ CRITIQUE_CHARS = 3900
 class Scorer(ModelRole):
     name = "scorer"
 
+    def __init__(self, model_factory: Callable[[], Model] | None, lens: str) -> None:
+        super().__init__(model_factory)
+        self.lens = critics.lens_named(lens)
+
     async def act(self, node: Node, plan: Plan) -> None:
         spec = plan.spec
         if spec is None:
@@ -48,7 +58,7 @@ class Scorer(ModelRole):
     async def _vote(self, node: Node, plan: Plan, n: NodeView, p: ProposalView, spec: GoalSpec) -> None:
         from specswarm.model import tasks
 
-        children = p.children
+        children, lens = p.children, self.lens
         checks = critics.check_split(
             spec, n, children, n.depth, relatives=critics.relatives_in_tree(plan.nodes, n.id)
         )
@@ -58,11 +68,15 @@ class Scorer(ModelRole):
             model_score = await self.think(
                 node,
                 p.id,
-                lambda model: tasks.rate(model, spec, n, children, counts=node.counters.tasks),
-                reuse=lambda: shared_rating(node, p.node, p.id),
+                lambda model: tasks.rate(model, spec, n, children, counts=node.counters.tasks, lens=lens),
+                reuse=lambda: shared_rating(node, p.node, p.id, lens.name),
             )
         score, approve = critics.combine(
-            checks, model_score, weight if model_score is not None else 0.0, spec.tree.approve_threshold
+            checks,
+            model_score,
+            weight if model_score is not None else 0.0,
+            spec.tree.approve_threshold,
+            lens=lens,
         )
         await node.publish(
             VoteBody(
@@ -72,13 +86,17 @@ class Scorer(ModelRole):
                 critique=critics.critique(checks)[:CRITIQUE_CHARS] or "no problems found",
                 checks=tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks),
                 model_score=model_score,
+                lens=lens.name,
             )
         )
 
 
-def shared_rating(node: Node, node_id: str, proposal_id: str) -> int | None:
-    """A model rating another scorer already published for this proposal. Ratings are greedy
-    (top_k 1, fixed seed) on the same prompt, so every scorer would compute the same number."""
+def shared_rating(node: Node, node_id: str, proposal_id: str, lens: str) -> int | None:
+    """A model rating another scorer of the same ``lens`` already published for this proposal.
+    Ratings are greedy (top_k 1, fixed seed) on the same prompt, so it would compute the same
+    number; a scorer of another lens was asked another question."""
     n = node.plan().nodes.get(node_id)
     prop = next((q for q in n.proposals if q.id == proposal_id), None) if n else None
-    return next((v.model_score for v in prop.votes if v.model_score is not None), None) if prop else None
+    if prop is None:
+        return None
+    return next((v.model_score for v in prop.votes if v.model_score is not None and v.lens == lens), None)

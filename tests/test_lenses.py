@@ -1,0 +1,139 @@
+"""Scorer lenses: one editorial board, three reviewers who weigh a split differently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from specswarm.model import rate
+from specswarm.model.replay import ScriptedModel
+from specswarm.plan import critics
+from specswarm.plan.fold import fold
+from specswarm.protocol.bodies import CheckResult, Child, VoteBody, parse_body
+from specswarm.spec import spec_from_mapping
+from specswarm.swarm.roles.scorer import Scorer, shared_rating
+
+from .test_critics_recorded_run import TOKYO, _FakeNode, events
+from .test_model_tasks import ROOT, make_spec
+
+
+def checks(**scores: int) -> list[CheckResult]:
+    """Every check passing at 100, except those given (soft ones pass whatever their score)."""
+    out = []
+    for name in critics.CHECK_NAMES:
+        score = scores.get(name, 100)
+        hard = name in critics.HARD_CHECKS
+        out.append(CheckResult(name, score, not hard or score == 100, f"{name} at {score}"))
+    return out
+
+
+def verdicts(cs: list[CheckResult]) -> dict[str, tuple[int, bool]]:
+    return {name: critics.combine(cs, lens=critics.lens_named(name)) for name in critics.LENSES}
+
+
+def test_the_same_split_through_three_lenses_gets_three_verdicts() -> None:
+    # a fifth of the children vague (soft: 70), the parent's detail half covered (soft: 45)
+    seen = verdicts(checks(vagueness=70, coverage=45))
+    assert seen["feasibility"][1] is True
+    assert seen["coverage"][1] is True
+    assert seen["specificity"][1] is False  # its floor: a quarter vague vetoes
+    assert len({score for score, _ in seen.values()}) == 3
+    # coverage below its lens floor: only the coverage reviewer vetoes
+    seen = verdicts(checks(coverage=35))
+    assert {n: ok for n, (_, ok) in seen.items()} == {
+        "feasibility": True,
+        "coverage": False,
+        "specificity": True,
+    }
+    # without a lens, the base weights and floors (as before lenses)
+    assert critics.combine(checks(vagueness=70, coverage=45)) == critics.combine(
+        checks(vagueness=70, coverage=45), lens=critics.lens_named("budget")
+    )
+
+
+@pytest.mark.parametrize("hard", sorted(critics.HARD_CHECKS))
+def test_a_failed_hard_check_rejects_through_every_lens(hard: str) -> None:
+    cs = checks(**{hard: 90})
+    for name in (*critics.LENSES, "budget"):
+        assert critics.combine(cs, lens=critics.lens_named(name))[1] is False, name
+
+
+def test_the_roster_deals_lenses_like_strategies() -> None:
+    raw = make_spec()
+    raw["roles"]["scorer"] = {"count": 4, "lenses": ["feasibility", "budget"]}
+    seats = [s for s in spec_from_mapping(raw).roster() if s.role == "scorer"]
+    assert [s.strategy for s in seats] == ["feasibility", "budget", "feasibility", "budget"]
+    raw["roles"]["scorer"] = {"count": 3}
+    seats = [s for s in spec_from_mapping(raw).roster() if s.role == "scorer"]
+    assert [s.strategy for s in seats] == ["feasibility", "coverage", "specificity"]
+
+
+def test_a_vote_records_its_lens_and_an_old_vote_keeps_its_bytes() -> None:
+    vote = VoteBody("p" * 64, True, 80, "", (), None, "coverage")
+    assert vote.to_json()["lens"] == "coverage"
+    assert parse_body("vote", vote.to_json()) == vote
+    old = VoteBody("p" * 64, True, 80, "", (), None)
+    assert "lens" not in old.to_json()  # events signed before lenses hash to the same ids
+    assert parse_body("vote", old.to_json()).lens is None
+
+
+def _vote_pending_tokyo(lens: str, answer: Any) -> tuple[VoteBody, list[Any]]:
+    evs = events()
+    tokyo_id = next(
+        e.id
+        for e in evs
+        if e.kind == "proposal" and any(c.title == "Hike Mount Fuji" for c in e.body.children)
+    )
+    plan = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == tokyo_id)])
+    assert any(n.title == TOKYO for n in plan.nodes.values())
+    node = _FakeNode(plan)
+    model = ScriptedModel(answer)
+    trio.run(Scorer(lambda: model, lens).act, node, plan)
+    [vote] = node.published
+    return vote, model.calls
+
+
+def test_each_lens_asks_the_model_its_own_question() -> None:
+    def answer(req: Any) -> str:
+        return "Score: 90" if "one lens, feasibility" in req.prompt else "Score: 40"
+
+    model = ScriptedModel(answer)
+    spec = spec_from_mapping(make_spec())
+    kids = [Child("Tokyo (7 days)", facts={"days": 7}), Child("Kyoto (7 days)", facts={"days": 7})]
+    got = {name: rate(model, spec, ROOT, kids, lens=critics.lens_named(name)) for name in critics.LENSES}
+    assert got == {"feasibility": 90, "coverage": 40, "specificity": 40}
+    prompts = [c.prompt for c in model.calls]
+    assert all(critics.LENSES[n].question in p for n, p in zip(critics.LENSES, prompts, strict=True))
+    assert len(set(prompts)) == 3
+    # without a lens the prompt is the one the replayed cassette was recorded with
+    rate(model, spec, ROOT, kids)
+    assert "one lens" not in model.calls[-1].prompt
+
+
+def test_a_scorer_votes_through_its_lens() -> None:
+    feas, _ = _vote_pending_tokyo("feasibility", lambda req: "Score: 90")
+    spec, _ = _vote_pending_tokyo("specificity", lambda req: "Score: 90")
+    assert (feas.lens, spec.lens) == ("feasibility", "specificity")
+    assert feas.score != spec.score  # the same checks, weighed differently
+    assert not feas.approve and not spec.approve  # the Tokyo split repeats the root's Fuji hike
+
+
+def test_a_rating_is_reused_only_from_the_same_lens() -> None:
+    evs = events()
+    plan = fold(evs)
+    node = _FakeNode(plan)
+    voted = next(p for n in plan.nodes.values() for p in n.proposals if p.votes)
+    # the recorded run's votes carry no lens: no lens reuses them
+    assert shared_rating(node, voted.node, voted.id, "feasibility") is None
+    # a plan whose votes carry lenses
+    relensed = []
+    for e in evs:
+        if e.kind == "vote":
+            body = VoteBody(**{**e.body.__dict__, "lens": "coverage", "model_score": 77})
+            e = type(e)(e.run, e.kind, e.author, e.lamport, body, e.sig)
+        relensed.append(e)
+    node = _FakeNode(fold(relensed))
+    assert shared_rating(node, voted.node, voted.id, "coverage") == 77
+    assert shared_rating(node, voted.node, voted.id, "feasibility") is None
