@@ -23,8 +23,11 @@ def make_swarm(
     max_depth: int = 2,
     seed: int = 1,
     admission: Identity | None = None,
+    select: str = "first",
     **spec: Any,
 ) -> Swarm:
+    """A synthetic run; ``select``: the acceptance rule (most tests here are of the ``first``
+    rule's tie-breaks; the ``best`` rule's tests pass ``select="best"``)."""
     roles = {
         "decomposer": {"count": 2, "strategies": ["by place", "by day"]},
         "scorer": {"count": n_scorers},
@@ -37,6 +40,7 @@ def make_swarm(
         "max_children": 6,
         "max_revisions": 2,
         "approve_threshold": 60,
+        "select": select,
     }
     return Swarm(
         spec=minimal_spec(quorum=quorum, roles=roles, tree=tree, **spec), seed=seed, admission=admission
@@ -179,7 +183,7 @@ def test_vote_tally_and_mean_rounding() -> None:
     # mean 33.67 -> 34
     assert (view.approvals, view.rejections, view.mean_score, view.status) == (2, 1, 34, "accepted")
     tally = fold(sw.events).to_json()["root"]["accepted"]["tally"]
-    assert tally == {"approve": 2, "reject": 1, "mean_score": 34}
+    assert tally == {"approve": 2, "reject": 1, "mean_score": 34, "points": 0}
 
 
 # -- unauthorised authors never change the plan ------------------------------------------------
@@ -820,3 +824,93 @@ def test_a_split_that_reaches_quorum_beats_the_fallback() -> None:
     for s in scorers(sw)[:2]:
         sw.vote(s, late, True, 61)
     assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]
+
+
+# -- tree.select: best — ranked ballots decide among approved splits -----------------------------
+
+
+def _approved_pair(sw: Swarm) -> tuple[Event, Event]:
+    """Two splits of the root, each approved by every scorer: ``early`` completes its quorum
+    first, ``late`` after (the ``first`` rule would take ``early``)."""
+    a, b = sw.peers["decomposer"]
+    early = sw.propose(a, ROOT, ["Early x", "Early y"], leaf=True, lamport=1)
+    late = sw.propose(b, ROOT, ["Late x", "Late y"], leaf=True, lamport=2)
+    for s in scorers(sw):
+        sw.vote(s, early, True, 70, lamport=3)
+    for s in scorers(sw):
+        sw.vote(s, late, True, 90, lamport=10)
+    return early, late
+
+
+def test_a_better_ranked_rival_beats_an_earlier_one() -> None:
+    sw = make_swarm(max_depth=1, select="best")
+    early, late = _approved_pair(sw)
+    plan = fold(sw.events)
+    assert plan.root.accepted is None  # type: ignore[union-attr]
+    assert statuses(plan) == {early.id: "approved", late.id: "approved"}
+    assert plan.root.status == "balloting"  # type: ignore[union-attr]
+    s1, s2, s3 = scorers(sw)
+    sw.ballot(s1, ROOT, [late, early], lamport=11)
+    assert fold(sw.events).root.accepted is None  # type: ignore[union-attr]  # 1 of q=2
+    sw.ballot(s2, ROOT, [late, early], lamport=12)
+    plan = fold(sw.events)
+    assert plan.root.accepted == late.id  # type: ignore[union-attr]
+    assert statuses(plan) == {late.id: "accepted", early.id: "outvoted"}
+    assert {p.id: p.points for p in plan.root.proposals} == {late.id: 4, early.id: 2}  # type: ignore[union-attr]
+    # a third ballot, later, changes nothing: the first q decide
+    sw.ballot(s3, ROOT, [early, late], lamport=13)
+    assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]
+
+
+def test_borda_points_then_mean_score_then_order() -> None:
+    sw = make_swarm(max_depth=1, select="best")
+    early, late = _approved_pair(sw)
+    s1, s2, _ = scorers(sw)
+    sw.ballot(s1, ROOT, [early, late], lamport=11)
+    sw.ballot(s2, ROOT, [late, early], lamport=12)
+    # 3 points each: the higher mean score (late: 90) wins
+    assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]
+    sw = make_swarm(max_depth=1, select="best")
+    early, late = _approved_pair(sw)
+    s1, s2, _ = scorers(sw)
+    sw.ballot(s1, ROOT, [early], lamport=11)
+    sw.ballot(s2, ROOT, [early, late], lamport=12)
+    assert fold(sw.events).root.accepted == early.id  # type: ignore[union-attr]  # 3 points to 1
+
+
+def test_only_a_scorers_first_decisive_ballot_counts() -> None:
+    sw = make_swarm(max_depth=1, select="best")
+    a, _ = sw.peers["decomposer"]
+    bad = sw.propose(a, ROOT, ["Bad x", "Bad y"], leaf=True, lamport=1)
+    for s in scorers(sw):
+        sw.vote(s, bad, False, 20, lamport=2)
+    early, late = _approved_pair(sw)
+    s1, s2, s3 = scorers(sw)
+    sw.ballot(s1, ROOT, [bad], lamport=11)  # ranks no approved split: not decisive
+    sw.ballot(s1, ROOT, [late], lamport=12)  # s1's decisive ballot
+    sw.ballot(s1, ROOT, [early], lamport=13)  # ignored: s1 has decided
+    sw.ballot(s2, ROOT, [early, late], lamport=14)
+    # late 1 + 1, early 2: a tie, and late's mean score (90) beats early's (70); had s1's
+    # ranking of only the rejected split counted, early would have won 2 to 1
+    assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]
+
+
+def test_ballots_of_non_scorers_and_foreign_nodes_do_not_count() -> None:
+    sw = make_swarm(max_depth=1, select="best")
+    early, late = _approved_pair(sw)
+    s1, _, _ = scorers(sw)
+    sw.ballot(sw.peers["decomposer"][1], ROOT, [late], lamport=11)  # a decomposer's
+    sw.ballot(executors(sw)[0], ROOT, [late], lamport=11)  # an executor's
+    sw.ballot(s1, "0000000000000000.0", [late], lamport=11)  # another node's
+    sw.ballot(s1, ROOT, [late], lamport=12)
+    assert fold(sw.events).root.accepted is None  # type: ignore[union-attr]  # 1 decisive of 2
+
+
+def test_a_run_made_before_ballots_keeps_the_first_rule() -> None:
+    """A run event whose spec has no tree.select folds by the rule its peers ran with."""
+    raw = minimal_spec()
+    del raw["tree"]["select"]
+    sw = Swarm(spec=raw, seed=1)
+    assert sw.run_event.body.spec.tree.select == "first"
+    early, late = _approved_pair(sw)
+    assert fold(sw.events).root.accepted == early.id  # type: ignore[union-attr]

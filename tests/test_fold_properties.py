@@ -35,7 +35,7 @@ SETTINGS = settings(
 )
 
 OUTSIDER = Identity(b"\x0f" * 32)
-ACTIONS = ["grow", "grow", "grow", "votes", "claim", "claim", "result", "result"]
+ACTIONS = ["grow", "grow", "grow", "votes", "ballot", "ballot", "claim", "claim", "result", "result"]
 BAD_SIG = "bad signature: not signed by its author, or tampered"
 
 
@@ -74,6 +74,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         "max_children": 6,
         "max_revisions": 2,
         "approve_threshold": 60,
+        "select": draw(st.sampled_from(["best", "first"])),
     }
     sw = Swarm(spec=minimal_spec(quorum=quorum, tree=tree), seed=draw(st.integers(0, 3)))
     dec, sco, exe = sw.peers["decomposer"], sw.peers["scorer"], sw.peers["executor"]
@@ -125,6 +126,24 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             for scorer in sco:
                 for _ in range(draw(st.sampled_from([0, 1, 2]))):
                     vote(scorer, prop)
+        elif action == "ballot" and proposals:
+            # a scorer ranks some splits of a node (its own, another node's, approved or not),
+            # mostly a node with two or more approved splits: where the rule has work to do
+            contested = [
+                n.id for n in plan.nodes.values() if sum(p.status == "approved" for p in n.proposals) > 1
+            ]
+            node = (
+                draw(st.sampled_from(contested))
+                if contested and draw(st.integers(0, 3))
+                else draw(st.sampled_from([p.wire["node"] for p in proposals]))
+            )
+            pool = list(
+                {e.id: e for e in [p for p in proposals if p.wire["node"] == node] + proposals[:1]}.values()
+            )
+            for scorer in sco:
+                if draw(st.integers(0, 3)):
+                    ranking = draw(st.permutations(pool))[: draw(st.integers(1, len(pool)))]
+                    sw.ballot(scorer, node, ranking, lamport=draw(lam))
         elif action == "claim" and len(nodes) > 1:
             leaves = [n.id for n in plan.leaves()]
             leaf = (
@@ -275,6 +294,7 @@ def reference(events: list[Event]) -> dict[str, Any]:
         for kind, role in [
             ("proposal", "decomposer"),
             ("vote", "scorer"),
+            ("ballot", "scorer"),
             ("claim", "executor"),
             ("result", "executor"),
         ]
@@ -283,7 +303,34 @@ def reference(events: list[Event]) -> dict[str, Any]:
     for v in sorted(by_role["vote"], key=lambda e: (e.lamport, e.id)):
         counted.setdefault((v.wire["proposal"], v.author), v)
 
+    def by_ballots(node: str) -> str | None:
+        """tree.select best: Borda over the approved splits, from the first q decisive ballots."""
+        approved: dict[str, tuple[Fraction, tuple[int, str, str]]] = {}
+        for p in by_role["proposal"]:
+            votes = [v for (pid, _), v in counted.items() if pid == p.id]
+            if p.wire["node"] == node and sum(1 for v in votes if v.wire["approve"]) >= q:
+                mean = Fraction(sum(v.wire["score"] for v in votes), len(votes))
+                approved[p.id] = (mean, (p.lamport, p.author, p.id))
+        if not approved:
+            return fallback(node)
+        decisive: dict[str, Event] = {}
+        for b in sorted(by_role["ballot"], key=lambda e: (e.lamport, e.author, e.id)):
+            ranks_approved = any(pid in approved for pid in b.wire["ranking"])
+            if b.wire["node"] == node and b.author not in decisive and ranks_approved:
+                decisive[b.author] = b
+        deciding = sorted(decisive.values(), key=lambda e: (e.lamport, e.author, e.id))[:q]
+        if len(deciding) < q:
+            return None
+        points: dict[str, int] = {}
+        for b in deciding:
+            ranked = [pid for pid in b.wire["ranking"] if pid in approved]
+            for i, pid in enumerate(ranked):
+                points[pid] = points.get(pid, 0) + len(ranked) - i
+        return min(points, key=lambda pid: (-points[pid], -approved[pid][0], approved[pid][1]))
+
     def accepted(node: str) -> str | None:
+        if spec["tree"]["select"] == "best":
+            return by_ballots(node)
         best = None
         for p in by_role["proposal"]:
             if p.wire["node"] != node:
@@ -300,6 +347,9 @@ def reference(events: list[Event]) -> dict[str, Any]:
             best = key if best is None or key < best else best
         if best:
             return best[3]
+        return fallback(node)
+
+    def fallback(node: str) -> str | None:
         # no quorum: once every proposing decomposer's chain (max_revisions + 1) is rejected,
         # the best rejected proposal (highest mean score, then least (lamport, author, id))
         chain = spec["tree"]["max_revisions"] + 1

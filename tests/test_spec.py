@@ -89,6 +89,8 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "max_children": 6,
             "max_revisions": 2,
             "approve_threshold": 60,
+            "select": "best",
+            "ballot_wait": 60.0,
         },
         "model": {
             "backend": "gpt4all",
@@ -237,7 +239,7 @@ def test_three_problems_each_with_its_line(tmp_path: Path) -> None:
         f"{path}:2: roles: missing required field 'executor'",
         f"{path}:6: roles.scorer.count: 'three' is not of type integer (expected an integer >= 1)",
         f"{path}:8: tree.max_dept: unknown key (expected one of: max_depth, min_children, "
-        "max_children, max_revisions, approve_threshold; did you mean max_depth?)",
+        "max_children, max_revisions, approve_threshold, select, ballot_wait; did you mean max_depth?)",
     ]
 
 

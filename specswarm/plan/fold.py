@@ -205,7 +205,9 @@ class FoldState:
             votes = {p.id: index.votes.get(p.id, {}).values() for p in proposals}
             spec = self.spec
             chain = spec.tree.max_revisions + 1 if spec is not None else None
-            cached = decide_split(run, node, proposals, votes, roles, q, n_scorers, chain)
+            best = spec is not None and spec.tree.select == "best"
+            ballots = index.ballots.get(node, {}).values() if best else None
+            cached = decide_split(run, node, proposals, votes, roles, q, n_scorers, chain, ballots)
             self._decisions[node] = cached
         return cached  # type: ignore[return-value]
 

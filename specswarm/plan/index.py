@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Final
 
 from specswarm.plan.rules import least
-from specswarm.protocol.bodies import ClaimBody, JoinBody, ProposalBody, ResultBody, RunBody, VoteBody
+from specswarm.protocol.bodies import (
+    BallotBody,
+    ClaimBody,
+    JoinBody,
+    ProposalBody,
+    ResultBody,
+    RunBody,
+    VoteBody,
+)
 from specswarm.protocol.events import Event
 
 EVERYTHING: Final = "*"
@@ -15,7 +23,7 @@ another run taking over)."""
 
 class EventIndex:
     """The event set, by id and by what each rule needs: joins by author, proposals by node,
-    the least vote per (author, run) by proposal, claims and results by leaf."""
+    the least vote per (author, run) by proposal, ballots by node, claims and results by leaf."""
 
     def __init__(self, run: str | None = None) -> None:
         self.pinned_run = run
@@ -27,6 +35,7 @@ class EventIndex:
         self.proposals: dict[str, Event] = {}
         self.proposals_by_node: dict[str, set[str]] = {}
         self.votes: dict[str, dict[tuple[str, str], Event]] = {}  # proposal -> (author, run) -> least
+        self.ballots: dict[str, dict[str, Event]] = {}  # node -> ballot id -> ballot
         self.claims: dict[str, dict[str, Event]] = {}  # leaf -> claim id -> claim
         self.results: dict[str, dict[str, Event]] = {}  # leaf -> result id -> result
         self.counts: dict[str, int] = {}
@@ -65,6 +74,9 @@ class EventIndex:
             prop = self.proposals.get(body.proposal)
             if prop is not None and isinstance(prop.body, ProposalBody):
                 return touched or prop.body.node
+        elif isinstance(body, BallotBody):
+            self.ballots.setdefault(body.node, {})[event.id] = event
+            return touched or body.node
         elif isinstance(body, ClaimBody):
             self.claims.setdefault(body.leaf, {})[event.id] = event
             return touched or body.leaf

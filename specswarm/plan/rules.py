@@ -6,9 +6,14 @@ takes the events that bear on one decision and returns the views. The rules:
 
 * roles come from ``join`` events: the least (lamport, id) join of an author counts; in a
   run with an admission key, only joins it signed; in ``allowlist`` mode only listed peers;
-* a proposal is accepted when approving votes of distinct authorised scorers reach the
-  quorum; among several, the one whose quorum-completing vote is least in (lamport, author)
-  wins, then the higher mean score, then the lesser id;
+* a proposal is *approved* when approving votes of distinct authorised scorers reach the
+  quorum. Which approved split is accepted (``tree.select``):
+  ``best`` — the first q *decisive* ballots decide (a scorer's decisive ballot is its least
+  ballot for the node that ranks an approved split; the q least of those, one per scorer):
+  Borda points over the approved splits each ranks (k, k-1, .. 1), then the higher mean
+  score, then the least (lamport, author, id); with fewer than q decisive ballots none is
+  accepted yet. ``first`` (runs made before ballots) — the one whose quorum-completing vote is
+  least in (lamport, author), then the higher mean score, then the lesser id;
 * on a leaf, the least (lamport, author) live claim wins; a claim named in a later claim's
   ``supersedes`` is dead;
 * one result counts per leaf: the one under the least claim, then least id.
@@ -19,7 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from specswarm.plan.views import ClaimView, ProposalView, ResultView, VoteView
-from specswarm.protocol.bodies import ClaimBody, JoinBody, ProposalBody, ResultBody, RunBody, VoteBody
+from specswarm.protocol.bodies import (
+    BallotBody,
+    ClaimBody,
+    JoinBody,
+    ProposalBody,
+    ResultBody,
+    RunBody,
+    VoteBody,
+)
 from specswarm.protocol.events import Event, admission_valid
 
 SplitDecision = tuple[tuple[ProposalView, ...], str | None]
@@ -74,9 +87,11 @@ def decide_split(
     q: int,
     n_scorers: int,
     chain: int | None = None,
+    ballots: Iterable[Event] | None = None,
 ) -> SplitDecision:
     """Which proposal for ``node`` is accepted. ``votes``: proposal id -> the least vote of each
-    author (any run); only this run's votes by authorised scorers count.
+    author (any run); only this run's votes by authorised scorers count. ``ballots``: the
+    node's ballot events for the ``best`` rule; None for the ``first`` rule.
 
     ``chain`` (``tree.max_revisions + 1``): once every decomposer that proposed for the node has
     had that many proposals rejected and none is pending, the node takes the best rejected one
@@ -89,27 +104,34 @@ def decide_split(
         body = prop.body
         if roles.get(prop.author) != "decomposer" or prop.run != run or not isinstance(body, ProposalBody):
             continue
-        ballots = sorted(
+        cast = sorted(
             (v for v in votes.get(prop.id, ()) if v.run == run and roles.get(v.author) == "scorer"),
             key=lambda v: v.order,
         )
-        approvals = [v for v in ballots if isinstance(v.body, VoteBody) and v.body.approve]
-        rejections = len(ballots) - len(approvals)
-        scores = [v.body.score for v in ballots if isinstance(v.body, VoteBody)]
+        approvals = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve]
+        rejections = len(cast) - len(approvals)
+        scores = [v.body.score for v in cast if isinstance(v.body, VoteBody)]
         mean = (sum(scores) * 1000 // len(scores)) if scores else None
         if len(approvals) >= q:
             done = approvals[q - 1]
             candidates.append(((done.lamport, done.author, -(mean or 0), prop.id), prop.id))
-        counted.append((prop, body, ballots, len(approvals), rejections, mean))
-    accepted = min(candidates)[1] if candidates else None
+        counted.append((prop, body, cast, len(approvals), rejections, mean))
+    points: dict[str, int] = {}
+    if ballots is None:
+        accepted = min(candidates)[1] if candidates else None
+    else:
+        means = {prop.id: mean or 0 for prop, _, _, _, _, mean in counted}
+        orders = {prop.id: prop.order for prop, *_ in counted}
+        points = _borda({pid for _, pid in candidates}, ballots, run, roles, q)
+        accepted = min(points, key=lambda pid: (-points[pid], -means[pid], orders[pid])) if points else None
     if accepted is None and chain is not None:
         accepted = _best_rejected(counted, q, n_scorers, chain)
     views = []
-    for prop, body, ballots, n_app, n_rej, mean in counted:
+    for prop, body, cast, n_app, n_rej, mean in counted:
         if prop.id == accepted:
             status = "accepted"
         elif n_app >= q:
-            status = "outvoted"
+            status = "outvoted" if accepted or ballots is None else "approved"
         elif n_rej > n_scorers - q:
             status = "rejected"
         else:
@@ -124,15 +146,45 @@ def decide_split(
                 body.revises,
                 body.rationale,
                 prop.lamport,
-                tuple(_vote_view(v) for v in ballots),
+                tuple(_vote_view(v) for v in cast),
                 n_app,
                 n_rej,
                 None if mean is None else (mean + 500) // 1000,
                 status,
+                points.get(prop.id, 0),
             )
         )
     views.sort(key=lambda p: (p.id != accepted, p.lamport, p.author, p.id))
     return tuple(views), accepted
+
+
+def _borda(
+    approved: set[str], ballots: Iterable[Event], run: str, roles: Mapping[str, str], q: int
+) -> dict[str, int]:
+    """Borda points of the approved splits from the first ``q`` decisive ballots (see the
+    module's rules); empty while fewer than ``q`` scorers have cast one."""
+    if not approved:
+        return {}
+    decisive: dict[str, Event] = {}
+    valid = (
+        b
+        for b in ballots
+        if b.run == run and roles.get(b.author) == "scorer" and isinstance(b.body, BallotBody)
+    )
+    for ballot in sorted(valid, key=lambda b: b.order):
+        assert isinstance(ballot.body, BallotBody)
+        if ballot.author not in decisive and any(pid in approved for pid in ballot.body.ranking):
+            decisive[ballot.author] = ballot
+    deciding = sorted(decisive.values(), key=lambda b: b.order)[:q]
+    if len(deciding) < q:
+        return {}
+    points: dict[str, int] = {}
+    for ballot in deciding:
+        assert isinstance(ballot.body, BallotBody)
+        ranked = [pid for pid in dict.fromkeys(ballot.body.ranking) if pid in approved]
+        for i, pid in enumerate(ranked):
+            points[pid] = points.get(pid, 0) + len(ranked) - i
+    return points
 
 
 def _best_rejected(

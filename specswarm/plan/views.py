@@ -55,7 +55,10 @@ class ProposalView:
     rejections: int
     mean_score: int | None
     status: str
-    """accepted | rejected (quorum out of reach) | outvoted (another won) | pending."""
+    """accepted | approved (quorum reached, ballots awaited) | rejected (quorum out of reach) |
+    outvoted (another won) | pending."""
+    points: int = 0
+    """Borda points from the deciding ballots (``tree.select: best``)."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,8 @@ class NodeView:
             return "split"
         if any(p.status == "pending" for p in self.proposals):
             return "voting"
+        if any(p.status == "approved" for p in self.proposals):
+            return "balloting"
         return "open"
 
     @property
@@ -187,6 +192,7 @@ class Plan:
                 "critique": v.critique,
                 "checks": [c.to_json() for c in v.checks],
                 "model_score": v.model_score,
+                "lens": v.lens,
             }
 
         def proposal(p: ProposalView) -> dict[str, Any]:
@@ -198,7 +204,12 @@ class Plan:
                 "revises": p.revises,
                 "rationale": p.rationale,
                 "children": [c.to_json() for c in p.children],
-                "tally": {"approve": p.approvals, "reject": p.rejections, "mean_score": p.mean_score},
+                "tally": {
+                    "approve": p.approvals,
+                    "reject": p.rejections,
+                    "mean_score": p.mean_score,
+                    "points": p.points,
+                },
                 "votes": [vote(v) for v in p.votes],
             }
 

@@ -160,6 +160,20 @@ class VoteBody:
 
 
 @dataclass(frozen=True)
+class BallotBody:
+    """``ballot``: a scorer ranks the splits of one node it has judged, best first."""
+
+    KIND: ClassVar[str] = "ballot"
+    node: str
+    """Id of the node whose splits are ranked."""
+    ranking: tuple[str, ...]
+    """Proposal ids, best first."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "ranking": list(self.ranking)}
+
+
+@dataclass(frozen=True)
 class ClaimBody:
     """``claim``: an executor claims a leaf."""
 
@@ -191,7 +205,7 @@ class ResultBody:
         return {"leaf": self.leaf, "claim": self.claim, "output": self.output, "model": self.model}
 
 
-Body: TypeAlias = RunBody | JoinBody | ProposalBody | VoteBody | ClaimBody | ResultBody
+Body: TypeAlias = RunBody | JoinBody | ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody
 """Any event body."""
 
 
@@ -225,6 +239,8 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
                 None if raw["model_score"] is None else int(raw["model_score"]),
                 None if raw.get("lens") is None else str(raw["lens"]),
             )
+        if kind == "ballot":
+            return BallotBody(str(raw["node"]), tuple(str(p) for p in raw["ranking"]))
         if kind == "claim":
             return ClaimBody(str(raw["leaf"]), raw["supersedes"])
         if kind == "result":
@@ -240,7 +256,13 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
     import json
 
     try:
-        return spec_from_json(json.loads(spec_bytes))
+        raw = json.loads(spec_bytes)
+        tree = raw.get("tree") if isinstance(raw, dict) else None
+        if isinstance(tree, dict) and "select" not in tree:
+            # a run made before ballots (its normalized spec has no tree.select) keeps the rule
+            # it ran with: its logs must fold to the plan its peers agreed on
+            raw = {**raw, "tree": {**tree, "select": "first"}}
+        return spec_from_json(raw)
     except SpecError as exc:
         first = exc.problems[0] if exc.problems else None
         raise EventError(
@@ -249,6 +271,7 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
 
 
 __all__ = [
+    "BallotBody",
     "Body",
     "CheckResult",
     "Child",

@@ -5,7 +5,15 @@ from __future__ import annotations
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.identity import short_id
 
-_MARK = {"done": "✔", "claimed": "…", "unclaimed": "·", "split": "▸", "voting": "?", "open": "○"}
+_MARK = {
+    "done": "✔",
+    "claimed": "…",
+    "unclaimed": "·",
+    "split": "▸",
+    "voting": "?",
+    "balloting": "?",
+    "open": "○",
+}
 
 
 def _line(plan: Plan, n: NodeView) -> str:

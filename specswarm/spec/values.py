@@ -131,6 +131,12 @@ class TreeLimits:
     """How often one decomposer may revise its rejected split of a node."""
     approve_threshold: float = 60.0
     """Combined score (0..100) at or above which a scorer approves."""
+    select: Literal["best", "first"] = "best"
+    """Which approved split of a node wins: ``best``, by the scorers' ranked ballots (Borda), or
+    ``first``, the first to reach quorum (the rule of runs made before ballots)."""
+    ballot_wait: float = 60.0
+    """Seconds a scorer waits, once a split of a node is approved, for the rival splits of the
+    node's other responsible decomposers before it casts its ballot anyway."""
 
 
 @dataclass(frozen=True)

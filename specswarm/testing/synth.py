@@ -128,6 +128,9 @@ class Swarm:
             lamport,
         )
 
+    def ballot(self, who: Identity, node: str, ranking: list[Event], lamport: int | None = None) -> Event:
+        return self.emit(who, "ballot", {"node": node, "ranking": [p.id for p in ranking]}, lamport)
+
     def claim(
         self, who: Identity, leaf: str, supersedes: str | None = None, lamport: int | None = None
     ) -> Event:
@@ -146,6 +149,8 @@ class Swarm:
         )
         for scorer in self.peers["scorer"]:
             self.vote(scorer, prop, True, 70 + self.rng.randrange(30))
+        for scorer in self.peers["scorer"]:
+            self.ballot(scorer, node, [prop])
         return prop
 
     def finish_leaves(self) -> None:

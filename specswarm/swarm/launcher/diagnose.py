@@ -61,6 +61,11 @@ def _split_stuck(n: NodeView, roles_alive: set[str], max_rev: int) -> str:
             f"all {len(n.proposals)} proposals rejected by the scorers "
             f"(revisions per decomposer are capped at {max_rev}); last critique: {critique}"
         )
+    approved = [p for p in n.proposals if p.status == "approved"]
+    if approved and not any(p.status == "pending" for p in n.proposals):
+        return f"{len(approved)} approved split(s) awaiting the scorers' ballots" + (
+            "; no scorer alive" if "scorer" not in roles_alive else ""
+        )
     pending = [p for p in n.proposals if p.status == "pending"]
     votes = sum(len(p.votes) for p in pending)
     return (

@@ -18,7 +18,7 @@ import trio
 
 from specswarm.errors import ModelError
 from specswarm.model.base import Generation, GenerationRequest, Model
-from specswarm.plan.views import NodeView, Plan
+from specswarm.plan.views import ROOT, NodeView, Plan
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node, NodeCounters
@@ -33,6 +33,19 @@ FAILURE_BACKOFF = 20.0
 def spread(*parts: str) -> int:
     """A stable hash of ``parts``: how peers spread nodes and leaves among themselves."""
     return int.from_bytes(hashlib.sha256("\n".join(parts).encode()).digest()[:8], "big")
+
+
+RIVALS = 2
+"""Decomposers that compete on a node below the root (every decomposer competes at the root)."""
+
+
+def owners_of(plan: Plan, node_id: str) -> list[str]:
+    """The decomposers responsible for splitting ``node_id``: all of them at the root, else the
+    :data:`RIVALS` first by a hash of (node, peer), so the work spreads and rivals differ."""
+    decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
+    if node_id == ROOT:
+        return decs
+    return sorted(decs, key=lambda p: spread(node_id, p))[:RIVALS]
 
 
 def ancestors_of(plan: Plan, n: NodeView) -> list[NodeView]:

@@ -1,8 +1,8 @@
 """The decomposer: proposes splits of accepted, unsplit nodes, and revises rejected ones.
 
-All decomposers compete at the root; below it one preferred decomposer per node (chosen by
-hashing the node id) proposes, and anyone takes over once it is gone or slow, or once every
-proposal for the node is dead.
+All decomposers compete at the root; below it two of them per node (chosen by hashing the
+node id with each peer id: :func:`~specswarm.swarm.roles.base.owners_of`) propose rival
+splits, and anyone takes over once both are gone or slow, or once every proposal is dead.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from specswarm.model.base import Model
 from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
-from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, owners_of, siblings_of, spread
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -31,21 +31,20 @@ class Decomposer(ModelRole):
         self.takeover_seconds = takeover_seconds
 
     def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
-        """Root: everyone competes. Elsewhere: the preferred decomposer, or anyone once it is gone
-        or has not proposed within the takeover window, or once every proposal is dead."""
+        """Root: everyone competes. Elsewhere: the node's two owners, or anyone once both are
+        gone or have not proposed within the takeover window, or once every proposal is dead."""
         if n.id == ROOT:
             return True
-        decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
-        if not decs:
+        owners = owners_of(plan, n.id)
+        if not owners:
             return False
-        owner = decs[spread(n.id) % len(decs)]
-        if owner == node.peer_id:
+        if node.peer_id in owners:
             return True
-        live = [p for p in n.proposals if p.status in ("pending", "accepted")]
+        live = [p for p in n.proposals if p.status in ("pending", "approved", "accepted")]
         if live:
             return False
         first = self.seen(n.id)
-        if node.peer_gone(owner, since=first):
+        if all(node.peer_gone(owner, since=first) for owner in owners):
             return True
         return time.monotonic() - first > self.takeover_seconds
 

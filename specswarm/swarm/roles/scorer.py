@@ -5,6 +5,10 @@ Each scorer reviews through its own lens (:mod:`specswarm.plan.critics.lenses`):
 weighting of the checks, its own soft floors, its own question to the model. A model rating is
 reused only from a scorer of the same lens (same prompt, greedy model: the same number).
 
+Under ``tree.select: best`` a scorer also casts one ranked ballot per node once a split of it
+is approved and the node's rival decomposers have had their say (or ``tree.ballot_wait`` has
+passed): the best split wins, not the first past the threshold (:mod:`specswarm.plan.rules`).
+
 The critics judge a split against the whole folded tree: the node's ancestors, the stages
 planned beside its branch (siblings of it and of its ancestors) and every other node that is
 not below it (:func:`~specswarm.plan.critics.relatives_in_tree`), so a child that re-plans a
@@ -12,6 +16,7 @@ stage another branch holds is caught."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -19,9 +24,9 @@ from typing import TYPE_CHECKING
 from specswarm.model.base import Model
 from specswarm.plan import critics
 from specswarm.plan.views import NodeView, Plan, ProposalView
-from specswarm.protocol.bodies import VoteBody
+from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import ModelRole
+from specswarm.swarm.roles.base import ModelRole, owners_of
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -39,6 +44,9 @@ class Scorer(ModelRole):
     def __init__(self, model_factory: Callable[[], Model] | None, lens: str) -> None:
         super().__init__(model_factory)
         self.lens = critics.lens_named(lens)
+        self.balloted: dict[str, frozenset[str]] = {}
+        """node id -> the splits this scorer's last ballot for it ranked (a restarted scorer
+        may ballot again: only a scorer's first decisive ballot counts)."""
 
     async def act(self, node: Node, plan: Plan) -> None:
         spec = plan.spec
@@ -54,6 +62,51 @@ class Scorer(ModelRole):
                     continue
                 await self._vote(node, plan, n, p, spec)
                 return
+        if spec.tree.select != "best":
+            return
+        for n in sorted(plan.nodes.values(), key=lambda n: n.depth):
+            if not n.leaf and not n.accepted and self._ballot_due(node, plan, n, spec):
+                await self._ballot(node, plan, n, spec)
+                return
+
+    def _ballot_due(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> bool:
+        """Cast a ballot for ``n`` once a split of it is approved and either every live owner
+        of the node has settled (an approved split, or its revisions used up) or
+        ``tree.ballot_wait`` seconds have passed since this scorer saw the first approval."""
+        approved = {p.id for p in n.proposals if p.status == "approved"}
+        if not approved or approved & self.balloted.get(n.id, frozenset()):
+            return False  # nothing to rank, or this scorer's decisive ballot is cast
+        first = self.seen(f"approved:{n.id}")
+        if any(p.status == "pending" for p in n.proposals):
+            return False  # vote first: a pending rival may be the best
+        if time.monotonic() - first >= spec.tree.ballot_wait:
+            return True
+        settled = set()
+        for author in {p.author for p in n.proposals}:
+            mine = [p for p in n.proposals if p.author == author]
+            if any(p.status == "approved" for p in mine) or len(mine) > spec.tree.max_revisions:
+                settled.add(author)
+        waiting = [
+            o for o in owners_of(plan, n.id) if o not in settled and not node.peer_gone(o, since=first)
+        ]
+        return not waiting
+
+    async def _ballot(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> None:
+        """Rank the node's approved splits by this scorer's own score (its vote, else its lens'
+        mechanical verdict now), best first; ties by (lamport, author, id)."""
+        approved = [p for p in n.proposals if p.status == "approved"]
+        relatives = critics.relatives_in_tree(plan.nodes, n.id)
+
+        def own_score(p: ProposalView) -> int:
+            mine = next((v for v in p.votes if v.author == node.peer_id), None)
+            if mine is not None:
+                return mine.score
+            checks = critics.check_split(spec, n, p.children, n.depth, relatives=relatives)
+            return critics.combine(checks, approve_threshold=spec.tree.approve_threshold, lens=self.lens)[0]
+
+        ranking = sorted(approved, key=lambda p: (-own_score(p), p.lamport, p.author, p.id))
+        self.balloted[n.id] = frozenset(p.id for p in ranking)
+        await node.publish(BallotBody(node=n.id, ranking=tuple(p.id for p in ranking)))
 
     async def _vote(self, node: Node, plan: Plan, n: NodeView, p: ProposalView, spec: GoalSpec) -> None:
         from specswarm.model import tasks
