@@ -62,6 +62,7 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "retries": 0,
         "loops_cut": 0,
         "fitted": 1,
+        "redone": 0,
         "failures": {},
         "bad_outputs": {},
     }

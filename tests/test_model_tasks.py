@@ -258,6 +258,7 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "retries": 1,
         "loops_cut": 0,
         "fitted": 1,
+        "redone": 0,
         "failures": {},
         "bad_outputs": {"decompose": 1},
     }
@@ -265,6 +266,7 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "retries": 0,
         "loops_cut": 0,
         "fitted": 0,
+        "redone": 0,
         "failures": {},
         "bad_outputs": {},
     }
@@ -302,3 +304,42 @@ def test_generation_request_from_spec_caps() -> None:
     rate(model, spec_from_mapping(raw), ROOT, [Child("A b"), Child("C d")])
     assert model.calls[0].max_tokens == 33
     assert isinstance(model.calls[0], GenerationRequest)
+
+
+def test_execute_names_the_siblings_and_facts_and_redoes_a_repeat() -> None:
+    parent = Node("p", "Visit Kyoto (4 days)", depth=1, facts={"days": 4})
+    leaf = Node("p.1", "Temples of Higashiyama", depth=2, facts={"days": 2})
+    sibling = Node("p.0", "Arashiyama bamboo grove", depth=2, facts={"days": 2})
+    written = "- Walk the bamboo grove at dawn\n- Ride the Sagano scenic railway\n- Visit Tenryu-ji temple"
+    answers = iter([written, "- Kiyomizu-dera at opening time\n- Walk Sannenzaka and Ninenzaka"])
+    model = ScriptedModel(lambda req: next(answers))
+    counts = TaskCounts()
+    out = execute(
+        model,
+        spec_from_mapping(make_spec()),
+        leaf,
+        [ROOT, parent],
+        siblings=[sibling],
+        sibling_results=[written],
+        counts=counts,
+    )
+    assert out.startswith("- Kiyomizu-dera") and counts.redone == 1
+    first, second = (c.prompt for c in model.calls)
+    assert "- Arashiyama bamboo grove" in first and "days = 2" in first and "days = 4" in first
+    assert "Another task already says" not in first
+    assert "Another task already says" in second and "- Ride the Sagano scenic railway" in second
+
+
+def test_execute_keeps_a_result_that_shares_a_line_or_two() -> None:
+    leaf = Node("p.1", "Temples of Higashiyama", depth=2)
+    model = ScriptedModel(lambda req: "- Kiyomizu-dera at opening time\n- Buy an ICOCA card\n- Eat yudofu")
+    counts = TaskCounts()
+    out = execute(
+        model,
+        spec_from_mapping(make_spec()),
+        leaf,
+        [ROOT],
+        sibling_results=["- Buy an ICOCA card"],
+        counts=counts,
+    )
+    assert "Eat yudofu" in out and counts.redone == 0 and len(model.calls) == 1

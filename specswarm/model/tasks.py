@@ -46,7 +46,7 @@ from specswarm.model.parse import (
     parse_score,
 )
 from specswarm.model.prompts import render_prompt
-from specswarm.plan.critics import Lens, check_constraints, constraints_for, is_additive
+from specswarm.plan.critics import Lens, check_constraints, constraints_for, is_additive, near_duplicate
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
@@ -88,6 +88,8 @@ class TaskCounts:
     """Answers in which a looping line was cut."""
     fitted: int = 0
     """Splits whose sum facts (e.g. days) were rescaled in code to meet a declared total."""
+    redone: int = 0
+    """Leaf results written again because they repeated a sibling leaf's result."""
     bad_outputs: Counter[str] = field(default_factory=Counter)
     """Answers that could not be used (each one triggers a retry or a failure), by task kind."""
     failures: Counter[str] = field(default_factory=Counter)
@@ -98,6 +100,7 @@ class TaskCounts:
             "retries": self.retries,
             "loops_cut": self.loops_cut,
             "fitted": self.fitted,
+            "redone": self.redone,
             "failures": dict(self.failures),
             "bad_outputs": dict(self.bad_outputs),
         }
@@ -119,6 +122,7 @@ class _Ask:
     critiques: Sequence[str] = ()
     proposal: Sequence[Child] = ()
     lens: Lens | None = None
+    avoid: Sequence[str] = ()
 
     @property
     def constraints(self) -> list[Constraint]:
@@ -169,6 +173,7 @@ class _Ask:
             "fact_fields": self.fact_fields,
             "proposal": [c.to_json() for c in self.proposal],
             "lens": {"name": self.lens.name, "question": self.lens.question} if self.lens else None,
+            "avoid": list(self.avoid),
             "leaf": node,
         }
 
@@ -353,8 +358,37 @@ def execute(
     leaf: Subject,
     ancestors: Sequence[Subject],
     *,
+    siblings: Sequence[Subject] = (),
+    sibling_results: Sequence[str] = (),
     counts: TaskCounts | None = None,
 ) -> str:
-    """Carry out ``leaf``; return the cleaned output text."""
-    ask = _Ask(spec, leaf, ancestors)
-    return _attempts(model, "execute", ask, parse_execution, counts if counts is not None else TaskCounts())
+    """Carry out ``leaf``; return the cleaned output text.
+
+    The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
+    that mostly repeats a sibling's result (``sibling_results``: those already written) is
+    written once more with the repeated lines named as what to avoid (counted in
+    ``counts.redone``); the second answer is kept whatever it says."""
+    tally = counts if counts is not None else TaskCounts()
+    ask = _Ask(spec, leaf, ancestors, siblings)
+    output = _attempts(model, "execute", ask, parse_execution, tally)
+    repeated = repeated_lines(output, sibling_results)
+    if not repeated or len(repeated) * 2 < len(_lines(output)):
+        return output
+    tally.redone += 1
+    again = _Ask(spec, leaf, ancestors, siblings, avoid=repeated[:MAX_AVOID])
+    return _attempts(model, "execute", again, parse_execution, tally)
+
+
+MAX_AVOID = 8
+"""Repeated lines named in a redo prompt, at most."""
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
+
+
+def repeated_lines(output: str, others: Sequence[str]) -> list[str]:
+    """The lines of ``output`` that say what a line of one of ``others`` says (same words, or
+    nearly the same content words)."""
+    theirs = [line for other in others for line in _lines(other)]
+    return [line for line in _lines(output) if any(near_duplicate(line, t) for t in theirs)]

@@ -15,7 +15,7 @@ from specswarm.model.base import Model
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody, ResultBody
 from specswarm.protocol.identity import short_id
-from specswarm.swarm.roles.base import ModelRole, ancestors_of, spread
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -89,11 +89,20 @@ class Executor(ModelRole):
 
         spec = plan.spec
         assert spec is not None
-        ancestors = ancestors_of(plan, leaf)
+        ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        written = [s.result.output for s in siblings if s.result is not None]
         output = await self.think(
             node,
             leaf.id,
-            lambda model: tasks.execute(model, spec, leaf, ancestors, counts=node.counters.tasks),
+            lambda model: tasks.execute(
+                model,
+                spec,
+                leaf,
+                ancestors,
+                siblings=siblings,
+                sibling_results=written,
+                counts=node.counters.tasks,
+            ),
         )
         if output is None:
             return
