@@ -34,6 +34,7 @@ from specswarm.plan.fold import fold  # noqa: E402
 from specswarm.plan.views import NodeView, Plan, ProposalView  # noqa: E402
 from specswarm.protocol.bodies import CheckResult  # noqa: E402
 from specswarm.protocol.events import Event, read_event_log  # noqa: E402
+from specswarm.spec import DEFAULT_LENSES  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class Rescored:
     new_score: int
     new_approve: bool
     checks: tuple[CheckResult, ...]
+    lenses: tuple[tuple[str, int, bool], ...] = ()
+    """(lens, score, approve) through each of the spec's scorer lenses (model rating as recorded)."""
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -90,6 +93,11 @@ def rescore(events: Sequence[Event], tree: str = "at-vote") -> list[Rescored]:
         model_score = next((v.model_score for v in p.votes if v.model_score is not None), None)
         weight = spec.model.model_weight if model_score is not None else 0.0
         score, approve = critics.combine(checks, model_score, weight, spec.tree.approve_threshold)
+        through = tuple(
+            (name, *critics.combine(checks, model_score, weight, spec.tree.approve_threshold, lens=lens))
+            for name in DEFAULT_LENSES
+            if (lens := critics.lens_named(name))
+        )
         out.append(
             Rescored(
                 proposal=p,
@@ -102,6 +110,7 @@ def rescore(events: Sequence[Event], tree: str = "at-vote") -> list[Rescored]:
                 new_score=score,
                 new_approve=approve,
                 checks=tuple(checks),
+                lenses=through,
             )
         )
     return out
@@ -121,6 +130,8 @@ def _print_one(r: Rescored) -> None:
     print(f"  new: {'APPROVE' if r.new_approve else 'REJECT'} (score {r.new_score}{rating})")
     for c in r.failed:
         print(f"    {c.name} ({c.score}): {c.note}")
+    if r.lenses:
+        print("  lenses: " + ", ".join(f"{n} {sc} {'approve' if ok else 'reject'}" for n, sc, ok in r.lenses))
 
 
 def summary(results: Sequence[Rescored]) -> list[str]:
@@ -140,6 +151,18 @@ def summary(results: Sequence[Rescored]) -> list[str]:
     approved_now = [r for r in others if r.new_approve]
     lines.append(
         f"not accepted by the old scorers: {len(others)}; the current critics approve {len(approved_now)}"
+    )
+
+    def differ(verdicts: Sequence[tuple[int, bool]]) -> bool:
+        scores = [sc for sc, _ in verdicts]
+        return len({ok for _, ok in verdicts}) > 1 or max(scores) - min(scores) >= 5
+
+    judged = [r for r in results if len(r.old_scores) >= 2]
+    old_differ = sum(1 for r in judged if differ([(v.score, v.approve) for v in r.proposal.votes]))
+    new_differ = sum(1 for r in results if r.lenses and differ([(sc, ok) for _, sc, ok in r.lenses]))
+    lines.append(
+        f"scorers differ (a verdict, or scores 5+ apart): old votes on {old_differ} of {len(judged)}; "
+        f"the {len(DEFAULT_LENSES)} lenses on {new_differ} of {len(results)} (model rating as recorded)"
     )
     table = Counter((r.old_status, "approve" if r.new_approve else "reject") for r in results)
     lines.append(
