@@ -32,7 +32,7 @@ roles:
   observer: {count: 1}
 tree: {max_depth: %(depth)d, min_children: 2, max_children: 3}
 model: {backend: scripted}
-budget: {seconds: 120, settle_seconds: 0.5, claim_timeout: 30}
+budget: {seconds: 240, settle_seconds: 0.5, claim_timeout: 30}
 """
 
 
@@ -69,7 +69,7 @@ def test_plan_converges_with_one_process_per_peer_and_leaves_none_behind(tmp_pat
         ],
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=400,
         env=_env(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -26,7 +26,7 @@ from specswarm.plan import critics
 from specswarm.plan.views import NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import ModelRole, owners_of
+from specswarm.swarm.roles.base import RIVALS, ModelRole, owners_of
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -86,9 +86,12 @@ class Scorer(ModelRole):
             mine = [p for p in n.proposals if p.author == author]
             if any(p.status == "approved" for p in mine) or len(mine) > spec.tree.max_revisions:
                 settled.add(author)
-        waiting = [
-            o for o in owners_of(plan, n.id) if o not in settled and not node.peer_gone(o, since=first)
-        ]
+        owners = owners_of(plan, n.id)
+        declared = spec.roles.decomposer.count
+        expected = declared if n.depth == 0 else min(RIVALS, declared)
+        if len(owners) < expected:
+            return False  # a declared rival has not joined (as far as this scorer has heard)
+        waiting = [o for o in owners if o not in settled and not node.peer_gone(o, since=first)]
         return not waiting
 
     async def _ballot(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> None:
