@@ -152,10 +152,13 @@ def test_a_scorer_voting_on_the_recorded_plan_rejects_the_tokyo_split() -> None:
     tokyo = next(n for n in plan.nodes.values() if n.title == TOKYO)
     assert [p.status for p in tokyo.proposals] == ["pending"]
     node = _FakeNode(plan)
-    scorer = Scorer(lambda: ScriptedModel(lambda req: "Score: 95"), "feasibility")
+    model = ScriptedModel(lambda req: "Score: 95")
+    scorer = Scorer(lambda: model, "feasibility")
     trio.run(scorer.act, node, plan)
     [vote] = node.published
-    assert vote.proposal == tokyo_id and vote.approve is False and vote.model_score == 95
+    assert vote.proposal == tokyo_id and vote.approve is False
+    # a failed hard check rejects whatever the model says: no generation is spent on it
+    assert vote.model_score is None and model.calls == []
     assert [c.name for c in vote.checks] == list(critics.CHECK_NAMES)
     assert all(isinstance(c, CheckResult) and len(c.note) <= NOTE_CHARS for c in vote.checks)
     failed = [c.name for c in vote.checks if not c.passed]

@@ -137,3 +137,10 @@ def test_a_rating_is_reused_only_from_the_same_lens() -> None:
     node = _FakeNode(fold(relensed))
     assert shared_rating(node, voted.node, voted.id, "coverage") == 77
     assert shared_rating(node, voted.node, voted.id, "feasibility") is None
+
+
+def test_an_unvetoed_split_is_rated_by_the_model() -> None:
+    cs = checks(vagueness=70)
+    assert not critics.vetoed(cs, critics.lens_named("feasibility"))
+    assert critics.vetoed(cs, critics.lens_named("specificity"))  # its floor is 75
+    assert critics.vetoed(checks(overlap=90))

@@ -112,6 +112,7 @@ __all__ = [
     "stem",
     "topic_keys",
     "vague_reason",
+    "vetoed",
 ]
 
 HARD_CHECKS = frozenset({"count", "overlap", "repeats", "facts", "units", "constraints"})
@@ -201,9 +202,6 @@ def combine(
     if not 0.0 <= model_weight <= 1.0:
         raise ValueError(f"model_weight must be within [0, 1], got {model_weight}")
     factors = lens.weights if lens is not None else {}
-    floors = dict(VETO_BELOW)
-    for name, floor in (lens.veto_below if lens is not None else {}).items():
-        floors[name] = max(floors.get(name, 0), floor)
 
     def weight(name: str) -> float:
         return WEIGHTS.get(name, 1.0) * factors.get(name, 1.0)
@@ -216,8 +214,16 @@ def combine(
         else (1 - model_weight) * mech + model_weight * max(0, min(100, model_score))
     )
     final = clamp(score)
-    vetoed = any((c.name in HARD_CHECKS and not c.passed) or c.score < floors.get(c.name, 0) for c in checks)
-    return final, final >= approve_threshold and not vetoed
+    return final, final >= approve_threshold and not vetoed(checks, lens)
+
+
+def vetoed(checks: Sequence[Check], lens: Lens | None = None) -> bool:
+    """True when a failed hard check, or a soft check below its floor (the lens's, if stricter),
+    rejects the split whatever its score."""
+    floors = dict(VETO_BELOW)
+    for name, floor in (lens.veto_below if lens is not None else {}).items():
+        floors[name] = max(floors.get(name, 0), floor)
+    return any((c.name in HARD_CHECKS and not c.passed) or c.score < floors.get(c.name, 0) for c in checks)
 
 
 def critique(checks: Sequence[Check]) -> str:

@@ -120,7 +120,8 @@ class Scorer(ModelRole):
         )
         weight = spec.model.model_weight
         model_score: int | None = None
-        if weight > 0:
+        # a failed hard check rejects whatever the model says: do not spend a generation on it
+        if weight > 0 and not critics.vetoed(checks, lens):
             model_score = await self.think(
                 node,
                 p.id,
