@@ -94,9 +94,13 @@ def rescore(events: Sequence[Event], tree: str = "at-vote") -> list[Rescored]:
         weight = spec.model.model_weight if model_score is not None else 0.0
         score, approve = critics.combine(checks, model_score, weight, spec.tree.approve_threshold)
         through = tuple(
-            (name, *critics.combine(checks, model_score, weight, spec.tree.approve_threshold, lens=lens))
+            (
+                name,
+                *critics.combine(
+                    checks, model_score, weight, spec.tree.approve_threshold, lens=critics.LENSES[name]
+                ),
+            )
             for name in DEFAULT_LENSES
-            if (lens := critics.lens_named(name))
         )
         out.append(
             Rescored(

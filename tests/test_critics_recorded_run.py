@@ -140,15 +140,21 @@ class _FakeNode:
         return self._plan
 
 
-def test_a_scorer_voting_on_the_recorded_plan_rejects_the_tokyo_split() -> None:
+def pending_tokyo() -> tuple[str, Any]:
+    """The Tokyo split's id, and the run as it stood before any scorer voted on it."""
     evs = events()
     tokyo_id = next(
         e.id
         for e in evs
         if e.kind == "proposal" and any(c.title == "Hike Mount Fuji" for c in e.body.children)
     )
+    return tokyo_id, fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == tokyo_id)])
+
+
+def test_a_scorer_voting_on_the_recorded_plan_rejects_the_tokyo_split() -> None:
+    evs = events()
     # the run as it stood before any scorer voted on the Tokyo split: that proposal is pending
-    plan = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == tokyo_id)])
+    tokyo_id, plan = pending_tokyo()
     tokyo = next(n for n in plan.nodes.values() if n.title == TOKYO)
     assert [p.status for p in tokyo.proposals] == ["pending"]
     node = _FakeNode(plan)

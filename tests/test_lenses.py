@@ -15,7 +15,7 @@ from specswarm.protocol.bodies import CheckResult, Child, VoteBody, parse_body
 from specswarm.spec import spec_from_mapping
 from specswarm.swarm.roles.scorer import Scorer, shared_rating
 
-from .test_critics_recorded_run import TOKYO, _FakeNode, events
+from .test_critics_recorded_run import TOKYO, _FakeNode, events, pending_tokyo
 from .test_model_tasks import ROOT, make_spec
 
 
@@ -80,13 +80,7 @@ def test_a_vote_records_its_lens_and_an_old_vote_keeps_its_bytes() -> None:
 
 
 def _vote_pending_tokyo(lens: str, answer: Any) -> tuple[VoteBody, list[Any]]:
-    evs = events()
-    tokyo_id = next(
-        e.id
-        for e in evs
-        if e.kind == "proposal" and any(c.title == "Hike Mount Fuji" for c in e.body.children)
-    )
-    plan = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == tokyo_id)])
+    _, plan = pending_tokyo()
     assert any(n.title == TOKYO for n in plan.nodes.values())
     node = _FakeNode(plan)
     model = ScriptedModel(answer)

@@ -165,23 +165,19 @@ def _borda(
     module's rules); empty while fewer than ``q`` scorers have cast one."""
     if not approved:
         return {}
-    decisive: dict[str, Event] = {}
-    valid = (
-        b
-        for b in ballots
-        if b.run == run and roles.get(b.author) == "scorer" and isinstance(b.body, BallotBody)
-    )
-    for ballot in sorted(valid, key=lambda b: b.order):
-        assert isinstance(ballot.body, BallotBody)
-        if ballot.author not in decisive and any(pid in approved for pid in ballot.body.ranking):
-            decisive[ballot.author] = ballot
-    deciding = sorted(decisive.values(), key=lambda b: b.order)[:q]
+    decisive: dict[str, tuple[tuple[int, str, str], BallotBody]] = {}
+    for ballot in sorted(ballots, key=lambda b: b.order):
+        body = ballot.body
+        if ballot.run != run or roles.get(ballot.author) != "scorer" or not isinstance(body, BallotBody):
+            continue
+        if ballot.author not in decisive and any(pid in approved for pid in body.ranking):
+            decisive[ballot.author] = (ballot.order, body)
+    deciding = sorted(decisive.values(), key=lambda ob: ob[0])[:q]
     if len(deciding) < q:
         return {}
     points: dict[str, int] = {}
-    for ballot in deciding:
-        assert isinstance(ballot.body, BallotBody)
-        ranked = [pid for pid in dict.fromkeys(ballot.body.ranking) if pid in approved]
+    for _, body in deciding:
+        ranked = [pid for pid in dict.fromkeys(body.ranking) if pid in approved]
         for i, pid in enumerate(ranked):
             points[pid] = points.get(pid, 0) + len(ranked) - i
     return points

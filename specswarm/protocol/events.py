@@ -68,14 +68,7 @@ class Event:
             object.__setattr__(self, "id", sha256_hex(canonical_bytes(self.unsigned())))
 
     def unsigned(self) -> dict[str, Any]:
-        return {
-            "v": VERSION,
-            "run": self.run,
-            "kind": self.kind,
-            "author": self.author,
-            "lamport": self.lamport,
-            "body": self.wire,
-        }
+        return envelope(self.run, self.kind, self.author, self.lamport, self.wire)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.unsigned(), "sig": self.sig}
@@ -89,6 +82,11 @@ class Event:
         return (self.lamport, self.author, self.id)
 
 
+def envelope(run: str, kind: str, author: str, lamport: int, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The unsigned envelope: what the id hashes and the signature covers."""
+    return {"v": VERSION, "run": run, "kind": kind, "author": author, "lamport": lamport, "body": body}
+
+
 def _sign(identity: Identity, unsigned: Mapping[str, Any]) -> tuple[str, str]:
     """(base64 signature, event id) of an unsigned envelope: one canonical encoding for both."""
     raw = canonical_bytes(unsigned)
@@ -100,14 +98,7 @@ def sign_json(
 ) -> dict[str, Any]:
     """The signed JSON envelope of an event, its body signed exactly as given (not checked: this
     is also how tests forge bad input)."""
-    unsigned = {
-        "v": VERSION,
-        "run": run,
-        "kind": kind,
-        "author": identity.peer_id,
-        "lamport": lamport,
-        "body": dict(body),
-    }
+    unsigned = envelope(run, kind, identity.peer_id, lamport, dict(body))
     return {**unsigned, "sig": _sign(identity, unsigned)[0]}
 
 
@@ -120,15 +111,7 @@ def make_event(
         raise ValueError(f"a {type(body).__name__} is not the body of a {kind!r} event")
     wire = dict(body) if isinstance(body, Mapping) else body.to_json()
     typed = parse_body(kind, wire) if isinstance(body, Mapping) else body
-    unsigned = {
-        "v": VERSION,
-        "run": run,
-        "kind": kind,
-        "author": identity.peer_id,
-        "lamport": lamport,
-        "body": wire,
-    }
-    sig, event_id = _sign(identity, unsigned)
+    sig, event_id = _sign(identity, envelope(run, kind, identity.peer_id, lamport, wire))
     return Event(run, kind, identity.peer_id, lamport, typed, sig, event_id, wire)
 
 
