@@ -63,6 +63,8 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "loops_cut": 0,
         "fitted": 1,
         "redone": 0,
+        "repaired": 0,
+        "varied": 0,
         "failures": {},
         "bad_outputs": {},
     }

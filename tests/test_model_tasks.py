@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from specswarm.errors import ModelError, ReplayMissError
+from specswarm.errors import ModelError, PromptTemplateError, ReplayMissError
 from specswarm.model import (
     Child,
     GenerationRequest,
@@ -170,7 +170,7 @@ def test_below_the_root_the_node_fact_is_the_total() -> None:
 
 
 def test_fit_sum_rewrites_day_counts_and_keeps_at_least_one_each() -> None:
-    from specswarm.model.tasks import fit_sum
+    from specswarm.model.splits import fit_sum
 
     kids = [
         Child("Tokyo for 8 days", "Spend 8 days in Tokyo.", facts={"days": 8}),
@@ -259,6 +259,8 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "loops_cut": 0,
         "fitted": 1,
         "redone": 0,
+        "repaired": 0,
+        "varied": 0,
         "failures": {},
         "bad_outputs": {"decompose": 1},
     }
@@ -267,6 +269,8 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "loops_cut": 0,
         "fitted": 0,
         "redone": 0,
+        "repaired": 0,
+        "varied": 0,
         "failures": {},
         "bad_outputs": {},
     }
@@ -277,13 +281,13 @@ def test_render_prompt_blocks_plain_and_errors() -> None:
         "{% block system %}S {{ x }}{% endblock %}{% block prompt %}P {{ x }}{% endblock %}", x=1
     ) == ("S 1", "P 1")
     assert render_prompt("Just {{ x }}\n\n\n\nuser", x="a") == ("", "Just a\n\nuser")
-    with pytest.raises(ModelError, match="prompt template: 'y' is undefined"):
-        render_prompt("{{ y }}")
-    with pytest.raises(ModelError, match="needs a prompt block too"):
+    with pytest.raises(PromptTemplateError, match=r"^'y' is undefined in prompt template:1 \(available: x\)$"):
+        render_prompt("{{ y }}", x=1)
+    with pytest.raises(PromptTemplateError, match=r"^missing block 'prompt' in prompt template \("):
         render_prompt("{% block system %}S{% endblock %} rest")
-    with pytest.raises(ModelError, match="prompt template line 1: "):
+    with pytest.raises(PromptTemplateError, match=r"^Jinja2 syntax error in prompt template:1: "):
         render_prompt("{% if %}")
-    with pytest.raises(ModelError, match="prompt template: "):
+    with pytest.raises(PromptTemplateError, match=r"^cannot render prompt template:1: access to attribute"):
         render_prompt("{{ x.__class__.__mro__ }}", x=1)  # the sandbox refuses
 
 

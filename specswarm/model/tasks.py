@@ -28,7 +28,6 @@ goes into the caller's :class:`TaskCounts`.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,8 +44,9 @@ from specswarm.model.parse import (
     parse_execution,
     parse_score,
 )
-from specswarm.model.prompts import render_prompt
-from specswarm.plan.critics import Lens, check_constraints, constraints_for, is_additive, near_duplicate
+from specswarm.model.prompts import render_task_prompt
+from specswarm.model.splits import fit_sums, repaired, self_check
+from specswarm.plan.critics import Lens, Relative, constraints_for, is_additive, near_duplicate
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
@@ -90,6 +90,12 @@ class TaskCounts:
     """Splits whose sum facts (e.g. days) were rescaled in code to meet a declared total."""
     redone: int = 0
     """Leaf results written again because they repeated a sibling leaf's result."""
+    repaired: int = 0
+    """Splits repaired in code before proposing: overlapping children merged, repeating ones
+    dropped (:func:`~specswarm.plan.critics.repair.repair_split`)."""
+    varied: int = 0
+    """Splits asked again another way (another strategy, the self-check's critique in the
+    prompt) because the first failed a hard check or repeated a split already proposed."""
     bad_outputs: Counter[str] = field(default_factory=Counter)
     """Answers that could not be used (each one triggers a retry or a failure), by task kind."""
     failures: Counter[str] = field(default_factory=Counter)
@@ -101,6 +107,8 @@ class TaskCounts:
             "loops_cut": self.loops_cut,
             "fitted": self.fitted,
             "redone": self.redone,
+            "repaired": self.repaired,
+            "varied": self.varied,
             "failures": dict(self.failures),
             "bad_outputs": dict(self.bad_outputs),
         }
@@ -211,7 +219,7 @@ def _request(settings: ModelSettings, kind: Kind, system: str, prompt: str) -> G
 
 def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts) -> T:
     """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try."""
-    system, prompt = render_prompt(_template(ask.spec.prompts, kind), **ask.context())
+    system, prompt = render_task_prompt(kind, _template(ask.spec.prompts, kind), ask.context())
     problem = ""
     for attempt in range(MAX_RETRIES + 1):
         asked = (
@@ -239,61 +247,6 @@ def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], co
     )
 
 
-def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
-    """Make the children's ``field`` facts add up to ``total``, in code.
-
-    The small model rarely gets arithmetic right (docs/MODELS.md; a recorded Japan split gave
-    7+6+2+1 = 16 days for a 14-day trip), and asking again made its answers worse. So the
-    proportions it chose are kept and rescaled (largest remainder, at least 1 each when
-    possible); a missing fact counts as 1. "N days" in a title or detail is rewritten to
-    match, so text and facts agree.
-    """
-    raw = []
-    for c in children:
-        v = c.facts.get(field)
-        raw.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 1.0)
-    floor_each = 1 if total >= len(children) else 0
-    spare = total - floor_each * len(children)
-    weights = sum(raw) or 1.0
-    shares = [spare * w / weights for w in raw]
-    alloc = [floor_each + int(x) for x in shares]
-    order = sorted(range(len(children)), key=lambda i: (-(shares[i] - int(shares[i])), i))
-    for i in order[: total - sum(alloc)]:
-        alloc[i] += 1
-    out = []
-    singular = field[:-1] if field.endswith("s") else field
-    for c, old, new in zip(children, raw, alloc, strict=True):
-        facts = {**c.facts, field: new}
-        title, detail = c.title, c.detail
-        if old != new and old == int(old):
-            pattern = re.compile(rf"\b{int(old)}(\s*-?\s*)({re.escape(field)}|{re.escape(singular)})\b", re.I)
-            unit = field if new != 1 else singular
-
-            def swap(m: re.Match[str], new: int = new, unit: str = unit) -> str:
-                return f"{new}{m.group(1)}{unit}"
-
-            title, detail = pattern.sub(swap, title), pattern.sub(swap, detail)
-        out.append(Child(title=title, detail=detail, leaf=c.leaf, facts=facts))
-    return out
-
-
-def _fit_sums(
-    node: Subject, children: list[Child], constraints: Sequence[Constraint], counts: TaskCounts
-) -> list[Child]:
-    """Children whose facts meet every applicable sum constraint, rescaled by :func:`fit_sum`
-    where they do not. Below the root, the total is the node's own fact."""
-    for con in constraints:
-        if con.kind != "sum" or con.field is None:
-            continue
-        total = con.total if node.depth == 0 else node.facts.get(con.field)
-        if not isinstance(total, int | float) or isinstance(total, bool) or total <= 0:
-            continue  # e.g. a deeper node that states no such fact
-        if not check_constraints(node, children, [con], node.depth).passed:
-            counts.fitted += 1
-            children = fit_sum(children, con.field, int(total))
-    return children
-
-
 def decompose(
     model: Model,
     spec: GoalSpec,
@@ -305,15 +258,54 @@ def decompose(
     *,
     previous: Sequence[Child] | None = None,
     counts: TaskCounts | None = None,
+    relatives: Sequence[Relative] | None = None,
+    proposed: Sequence[Sequence[Child]] = (),
+    strategies: Sequence[str] = (),
 ) -> list[Child]:
-    """Propose children for ``node``. With ``critiques`` or ``previous`` (the rejected
-    children) the ``refine`` template is used, else ``decompose``.
+    """Propose children for ``node`` (the ``refine`` template with ``critiques`` or ``previous``,
+    the rejected children; else ``decompose``). Declared sums are fitted in code (:mod:`.splits`).
 
-    A declared ``sum`` constraint (e.g. days add up to 14) is enforced in code by
-    :func:`fit_sum` rather than by asking the model again: it keeps the model's
-    proportions and fixes the arithmetic.
-    """
+    With ``relatives`` (the rest of the tree) the split is checked as the scorers will check it:
+    overlapping children are merged and repeating ones dropped in code. One that still fails a
+    hard check, or repeats one of ``proposed`` (this node's splits on the table), is asked for
+    once more another way -- the next of ``strategies``, the self-check's critique in the refine
+    prompt (a greedy model given the same prompt gives the same answer) -- and the better of the
+    two is returned."""
     tally = counts if counts is not None else TaskCounts()
+    first = _decompose_once(model, spec, node, ancestors, siblings, strategy, critiques, previous, tally)
+    if relatives is None:
+        return first
+    constraints = _Ask(spec, node).constraints
+    first, changed = repaired(spec, node, first, relatives, constraints)
+    verdict = self_check(spec, node, first, relatives, proposed)
+    tally.repaired += changed
+    if verdict.ok:
+        return first
+    tally.varied += 1
+    others = [s for s in strategies if s != strategy]
+    alternative = others[(len(proposed) + len(critiques)) % len(others)] if others else strategy
+    feedback = [*critiques, *verdict.problems]
+    try:
+        second = _decompose_once(model, spec, node, ancestors, siblings, alternative, feedback, first, tally)
+    except ModelError:
+        return first
+    second, changed = repaired(spec, node, second, relatives, constraints)
+    tally.repaired += changed
+    again = self_check(spec, node, second, relatives, [*proposed, first])
+    return second if again.rank > verdict.rank else first
+
+
+def _decompose_once(
+    model: Model,
+    spec: GoalSpec,
+    node: Subject,
+    ancestors: Sequence[Subject],
+    siblings: Sequence[Subject],
+    strategy: str,
+    critiques: Sequence[str],
+    previous: Sequence[Child] | None,
+    tally: TaskCounts,
+) -> list[Child]:
     ask = _Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
     kind: Kind = "refine" if (critiques or previous) else "decompose"
     constraints, fact_fields, leaves = ask.constraints, ask.fact_fields, ask.is_last_level
@@ -328,7 +320,9 @@ def decompose(
             fact_fields=fact_fields,
             leaves=leaves,
         )
-        return _fit_sums(node, children, constraints, tally)
+        fitted, changed = fit_sums(node, children, constraints)
+        tally.fitted += changed
+        return fitted
 
     return _attempts(model, kind, ask, parse, tally)
 

@@ -43,25 +43,35 @@ def split_boilerplate(children: Sequence[Item], lex: Lexicon) -> set[str]:
     return set.intersection(*per)
 
 
-def check_overlap(
+def overlap_groups(
     parent: Item, children: Sequence[Item], relatives: Sequence[Relative] = (), *, lex: Lexicon | None = None
-) -> Check:
-    """Siblings that are about the same place, named thing, activity or component."""
+) -> list[tuple[tuple[str, ...], list[int]]]:
+    """The groups of siblings that are about the same thing: (what they share, their indices),
+    in the order found. Empty when no two children overlap (what :func:`check_overlap` reports,
+    and what a decomposer merges before it proposes)."""
     lex = lex or lexicon_of(parent, children, relatives)
     drop = context_keys(ancestor_titles(parent, relatives), lex) | split_boilerplate(children, lex)
     terms = [strip_terms(item_terms(c, lex), drop) for c in children]
     acts = [action_of(c.title) for c in children]
     groups: dict[tuple[str, ...], list[int]] = {}  # what is shared -> the children sharing it
-    bad: set[int] = set()
     for i in range(len(children)):
         for j in range(i + 1, len(children)):
             ev = evidence(terms[i], terms[j], (acts[i], acts[j]))
             if ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j]):
                 members = groups.setdefault(ev.shared, [])
                 members += [k for k in (i, j) if k not in members]
-                bad |= {i, j}
+    return list(groups.items())
+
+
+def check_overlap(
+    parent: Item, children: Sequence[Item], relatives: Sequence[Relative] = (), *, lex: Lexicon | None = None
+) -> Check:
+    """Siblings that are about the same place, named thing, activity or component."""
+    lex = lex or lexicon_of(parent, children, relatives)
+    groups = overlap_groups(parent, children, relatives, lex=lex)
+    bad = {k for _, members in groups for k in members}
     problems = []
-    for shared, members in groups.items():
+    for shared, members in groups:
         labels = [label(k, children[k]) for k in sorted(members)]
         verb = "both plan" if len(labels) == 2 else "all plan"
         problems.append(f"{join_words(labels)} {verb} {join_words(shared)}")
@@ -101,11 +111,34 @@ def check_repeats(
     parent_depth: int | None = None,
     lex: Lexicon | None = None,
 ) -> Check:
-    """Children that repeat their parent or an ancestor (they add nothing to it), a stage planned
-    beside this branch, or a node planned elsewhere in the tree (same content, see
-    :func:`evidence`). The words of the child's own ancestors are context: "Kyoto's old town"
-    under "Kyoto" does not repeat another Kyoto stage; "Hike Mount Fuji" under "Tokyo" does
-    repeat the root stage "Hike Mount Fuji"."""
+    """Children that repeat their parent, an ancestor or another node (:func:`repeating`)."""
+    hits = repeating(parent, children, relatives, parent_depth=parent_depth, lex=lex)
+    if hits:
+        problems = [f"{label(i, children[i])} {hit}" for i, hit in hits]
+        note = "; ".join(problems) + ": plan each thing in one place only"
+        return Check("repeats", clamp(100 * (1 - len(problems) / max(1, len(children)))), False, note)
+    others = sum(1 for r in relatives if r.relation != "ancestor")
+    return Check(
+        "repeats",
+        100,
+        True,
+        f"no child repeats its parent, an ancestor or any of {others} other node(s)",
+    )
+
+
+def repeating(
+    parent: Item,
+    children: Sequence[Item],
+    relatives: Sequence[Relative] = (),
+    *,
+    parent_depth: int | None = None,
+    lex: Lexicon | None = None,
+) -> list[tuple[int, str]]:
+    """(index, what it repeats) for every child that repeats its parent or an ancestor (it adds
+    nothing to it), a stage planned beside this branch, or a node planned elsewhere in the
+    tree (same content, see :func:`evidence`). The words of the child's own ancestors are
+    context: "Kyoto's old town" under "Kyoto" does not repeat another Kyoto stage; "Hike
+    Mount Fuji" under "Tokyo" does repeat the root stage "Hike Mount Fuji"."""
     lex = lex or lexicon_of(parent, children, relatives)
     ancestors = [r for r in relatives if r.relation == "ancestor"]
     depth = parent_depth if parent_depth is not None else len(ancestors)
@@ -126,7 +159,7 @@ def check_repeats(
         shapes.append(
             (a, title_keys(a.title, lex), anames, frame_keys(a.title, lex) - topic_keys(a.title, lex))
         )
-    problems: list[str] = []
+    problems: list[tuple[int, str]] = []
     for i, child in enumerate(children):
         ckeys = title_keys(child.title, lex)
         hit: str | None = None
@@ -158,13 +191,5 @@ def check_repeats(
                 r = others[best[1]]
                 hit = f"repeats {_where(r, depth)} (same {join_words(best[2].shared)})"
         if hit:
-            problems.append(f"{label(i, child)} {hit}")
-    if problems:
-        note = "; ".join(problems) + ": plan each thing in one place only"
-        return Check("repeats", clamp(100 * (1 - len(problems) / max(1, len(children)))), False, note)
-    return Check(
-        "repeats",
-        100,
-        True,
-        f"no child repeats its parent, an ancestor or any of {len(others)} other node(s)",
-    )
+            problems.append((i, hit))
+    return problems

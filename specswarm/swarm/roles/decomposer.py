@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from specswarm.model.base import Model
+from specswarm.plan import critics
 from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, owners_of, siblings_of, spread
@@ -79,6 +80,10 @@ class Decomposer(ModelRole):
         critiques = [v.critique for v in revising.votes if not v.approve and v.critique] if revising else []
         ancestors, siblings = ancestors_of(plan, n), siblings_of(plan, n)
         previous = list(revising.children) if revising else None
+        # the split is self-checked against the tree as the scorers will see it, and must not
+        # repeat one already on the table (a revision the greedy model copied word for word)
+        relatives = critics.relatives_in_tree(plan.nodes, n.id)
+        proposed = [p.children for p in n.proposals]
         children = await self.think(
             node,
             n.id,
@@ -92,6 +97,9 @@ class Decomposer(ModelRole):
                 critiques,
                 previous=previous,
                 counts=node.counters.tasks,
+                relatives=relatives,
+                proposed=proposed,
+                strategies=spec.roles.decomposer.strategies,
             ),
         )
         if not children:

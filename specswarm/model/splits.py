@@ -1,0 +1,142 @@
+"""A decomposer's split, made to hold before it is proposed (no model here).
+
+- :func:`fit_sum` / :func:`fit_sums`: facts that must add up (days to 14) are rescaled in code;
+- :func:`repaired`: overlapping children merged and repeating ones dropped
+  (:func:`~specswarm.plan.critics.repair.repair_split`), sums fitted again;
+- :func:`self_check`: the scorers' hard checks, and whether the split repeats one already
+  proposed for the node -- then :func:`~specswarm.model.tasks.decompose` asks once more
+  another way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from specswarm.model.parse import Child
+from specswarm.plan.critics import (
+    HARD_CHECKS,
+    Relative,
+    check_constraints,
+    check_split,
+    combine,
+    critique,
+    normalize_title,
+    vetoed,
+)
+from specswarm.plan.critics.repair import repair_split
+from specswarm.spec import Constraint, GoalSpec
+
+if TYPE_CHECKING:
+    from specswarm.model.tasks import Subject
+
+
+def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
+    """Make the children's ``field`` facts add up to ``total``, in code.
+
+    The small model rarely gets arithmetic right (docs/MODELS.md; a recorded Japan split gave
+    7+6+2+1 = 16 days for a 14-day trip), and asking again made its answers worse. So the
+    proportions it chose are kept and rescaled (largest remainder, at least 1 each when
+    possible); a missing fact counts as 1. "N days" in a title or detail is rewritten to
+    match, so text and facts agree.
+    """
+    raw = []
+    for c in children:
+        v = c.facts.get(field)
+        raw.append(float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 1.0)
+    floor_each = 1 if total >= len(children) else 0
+    spare = total - floor_each * len(children)
+    weights = sum(raw) or 1.0
+    shares = [spare * w / weights for w in raw]
+    alloc = [floor_each + int(x) for x in shares]
+    order = sorted(range(len(children)), key=lambda i: (-(shares[i] - int(shares[i])), i))
+    for i in order[: total - sum(alloc)]:
+        alloc[i] += 1
+    out = []
+    singular = field[:-1] if field.endswith("s") else field
+    for c, old, new in zip(children, raw, alloc, strict=True):
+        facts = {**c.facts, field: new}
+        title, detail = c.title, c.detail
+        if old != new and old == int(old):
+            pattern = re.compile(rf"\b{int(old)}(\s*-?\s*)({re.escape(field)}|{re.escape(singular)})\b", re.I)
+            unit = field if new != 1 else singular
+
+            def swap(m: re.Match[str], new: int = new, unit: str = unit) -> str:
+                return f"{new}{m.group(1)}{unit}"
+
+            title, detail = pattern.sub(swap, title), pattern.sub(swap, detail)
+        out.append(Child(title=title, detail=detail, leaf=c.leaf, facts=facts))
+    return out
+
+
+def fit_sums(
+    node: Subject, children: list[Child], constraints: Sequence[Constraint]
+) -> tuple[list[Child], bool]:
+    """Children whose facts meet every applicable sum constraint, rescaled by :func:`fit_sum`
+    where they do not. Below the root, the total is the node's own fact."""
+    fitted = False
+    for con in constraints:
+        if con.kind != "sum" or con.field is None:
+            continue
+        total = con.total if node.depth == 0 else node.facts.get(con.field)
+        if not isinstance(total, int | float) or isinstance(total, bool) or total <= 0:
+            continue  # e.g. a deeper node that states no such fact
+        if not check_constraints(node, children, [con], node.depth).passed:
+            fitted = True
+            children = fit_sum(children, con.field, int(total))
+    return children, fitted
+
+
+def repaired(
+    spec: GoalSpec,
+    node: Subject,
+    children: list[Child],
+    relatives: Sequence[Relative],
+    constraints: Sequence[Constraint],
+) -> tuple[list[Child], bool]:
+    """``children`` repaired in code (:func:`repair_split`), sums fitted again; and whether
+    anything changed."""
+    fixed, repairs = repair_split(
+        node, children, relatives, min_children=spec.tree.min_children, depth=node.depth
+    )
+    if not repairs:
+        return children, False
+    return fit_sums(node, fixed, constraints)[0], True
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a decomposer's own split fares against the scorers' checks."""
+
+    ok: bool
+    """No hard check fails and the split is not one already proposed."""
+    rank: tuple[int, int, int]
+    """(not a repeat, no veto, mechanical score): higher is better."""
+    problems: list[str]
+    """What to fix, as critique lines."""
+
+
+def self_check(
+    spec: GoalSpec,
+    node: Subject,
+    children: Sequence[Child],
+    relatives: Sequence[Relative],
+    proposed: Sequence[Sequence[Child]],
+) -> Verdict:
+    """Check a split as the scorers will: hard checks, and whether it repeats one of
+    ``proposed`` (the splits of this node already on the table)."""
+    checks = check_split(spec, node, children, node.depth, relatives=relatives)
+    score, _ = combine(checks, approve_threshold=spec.tree.approve_threshold)
+    mine = sorted(normalize_title(c.title) for c in children)
+    repeat = any(sorted(normalize_title(c.title) for c in p) == mine for p in proposed)
+    veto = vetoed(checks)
+    problems = [line for line in critique(checks).splitlines() if line and _is_hard(line)]
+    if repeat:
+        problems.append("repeats: this split was proposed already; split the goal another way")
+    return Verdict(not veto and not repeat, (int(not repeat), int(not veto), score), problems)
+
+
+def _is_hard(line: str) -> bool:
+    return line.split(":", 1)[0] in HARD_CHECKS

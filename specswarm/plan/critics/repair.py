@@ -1,0 +1,111 @@
+"""Repairs a decomposer makes to its own split before it proposes it (pure, no model).
+
+A greedy model asked again gives the same answer, and the small model rarely follows a
+critique ("#1 and #4 both plan Tokyo") when it revises. What the critics find by content
+can often be fixed in code without losing what the model wrote:
+
+- siblings that plan the same thing (:func:`~.overlap.overlap_groups`) become one child:
+  the first one's title, every detail, additive facts summed ("Tokyo" 5 days and "Design
+  tours in Tokyo" 2 days become "Tokyo", 7 days);
+- a child that repeats its parent, an ancestor or a node planned elsewhere in the tree
+  (:func:`~.overlap.repeating`) is dropped: that content is planned already.
+
+Neither repair takes a split below ``min_children``: the split is then left as it is, for
+the scorers to reject and the decomposer to attack differently. Sums the repair changes
+(days of a dropped child) are fitted again by the caller, who knows the totals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from specswarm.plan.critics.evidence import lexicon_of
+from specswarm.plan.critics.items import Item, Relative
+from specswarm.plan.critics.numbers import check_units
+from specswarm.plan.critics.overlap import overlap_groups, repeating
+from specswarm.plan.critics.quantities import is_additive
+from specswarm.protocol.bodies import Child
+
+
+@dataclass
+class Repairs:
+    """What :func:`repair_split` changed (for the decomposer's counters and its rationale)."""
+
+    merged: int = 0
+    """Children folded into a sibling that planned the same thing."""
+    dropped: int = 0
+    """Children dropped because they repeat a node planned elsewhere."""
+    notes: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.merged or self.dropped)
+
+
+def repair_split(
+    parent: Item,
+    children: Sequence[Child],
+    relatives: Sequence[Relative] = (),
+    *,
+    min_children: int = 2,
+    depth: int | None = None,
+) -> tuple[list[Child], Repairs]:
+    """``children`` with overlapping siblings merged and repeating children dropped, while at
+    least ``min_children`` remain; and what was changed."""
+    slots: list[Child | None] = list(children)
+    done = Repairs()
+    lex = lexicon_of(parent, children, relatives)
+    for shared, members in overlap_groups(parent, children, relatives, lex=lex):
+        live = [(k, c) for k in members if (c := slots[k]) is not None]
+        alive = sum(1 for c in slots if c is not None)
+        if len(live) < 2 or alive - (len(live) - 1) < min_children:
+            continue
+        merged = merge_children([c for _, c in live])
+        slots[live[0][0]] = merged
+        for k, _ in live[1:]:
+            slots[k] = None
+        done.merged += len(live) - 1
+        what = ", ".join(shared)
+        done.notes.append(f'merged {len(live)} children that all plan {what} into "{merged.title}"')
+    kept = [c for c in slots if c is not None]
+    hits = repeating(parent, kept, relatives, parent_depth=depth, lex=lexicon_of(parent, kept, relatives))
+    drop = {i: why for i, why in hits[: max(0, len(kept) - min_children)]}
+    for i, why in drop.items():
+        done.notes.append(f'dropped "{kept[i].title}": it {why}')
+    done.dropped = len(drop)
+    return [c for i, c in enumerate(kept) if i not in drop], done
+
+
+def merge_children(parts: Sequence[Child]) -> Child:
+    """One child for several that plan the same thing: the first title, every distinct detail,
+    additive numeric facts summed (other facts: the first one's). A quantity in the title that
+    no longer agrees with the summed facts ("(5 days)") is taken out of the title."""
+    first = parts[0]
+    details: list[str] = []
+    for p in parts:
+        d = p.detail.strip().rstrip(".")
+        if d and d not in details:
+            details.append(d)
+    facts: dict[str, int | str] = {}
+    for p in parts:
+        for key, value in p.facts.items():
+            if key not in facts:
+                facts[key] = value
+                continue
+            had = facts[key]
+            if is_additive(key) and isinstance(had, int) and isinstance(value, int):
+                facts[key] = had + value
+    title = first.title
+    candidate = Child(title, "; ".join(details), all(p.leaf for p in parts), facts)
+    if not check_units([candidate]).passed:
+        title = _strip_quantities(title) or title
+    return Child(title, candidate.detail, candidate.leaf, facts)
+
+
+_QUANTITY = re.compile(r"\s*[(\[][^)\]]*\d[^)\]]*[)\]]|\s*[,:–-]\s*\d+(?:[.,]\d+)?\s*-?\s*[A-Za-z]+\s*$")
+
+
+def _strip_quantities(title: str) -> str:
+    """``title`` without its bracketed quantities ("Visit Kyoto (4 days)" -> "Visit Kyoto")."""
+    return " ".join(_QUANTITY.sub("", title).split())

@@ -1,0 +1,178 @@
+"""A decomposer's own split, repaired and self-checked before it is proposed
+(plan/critics/repair.py, model/splits.py, the ``relatives``/``proposed`` path of decompose)."""
+
+from __future__ import annotations
+
+from specswarm.model import Child, GenerationRequest, ScriptedModel, TaskCounts, decompose
+from specswarm.plan.critics import Part, Relative, check_overlap, check_repeats, check_units
+from specswarm.plan.critics.repair import merge_children, repair_split
+from tests.test_model_tasks import GOAL, ROOT, spec_of
+
+TRIP = Part(GOAL, "", {})
+
+
+def kid(title: str, detail: str = "", days: int | None = None) -> Child:
+    return Child(title, detail, False, {"days": days} if days is not None else {})
+
+
+def test_siblings_that_plan_the_same_place_become_one_child_with_summed_facts() -> None:
+    kids = [
+        kid("Tokyo", "Temples, museums and cherry blossom viewing", 5),
+        kid("Kyoto", "Temples like Fushimi Inari Shrine", 4),
+        kid("Hiking in the Japanese Alps", "A day of hiking near Kamikochi", 3),
+        kid("Design tours in Tokyo", "Japanese design at a museum or a workshop", 2),
+    ]
+    assert not check_overlap(TRIP, kids).passed
+    fixed, done = repair_split(TRIP, kids, min_children=2)
+    assert [c.title for c in fixed] == ["Tokyo", "Kyoto", "Hiking in the Japanese Alps"]
+    assert fixed[0].facts["days"] == 7 and "workshop" in fixed[0].detail and "cherry" in fixed[0].detail
+    assert done.merged == 1 and done.dropped == 0 and "Tokyo" in done.notes[0]
+    assert check_overlap(TRIP, fixed).passed
+
+
+def test_a_split_without_overlap_or_repeats_is_left_alone() -> None:
+    kids = [
+        kid("Tokyo", "Asakusa and Ueno", 6),
+        kid("Kyoto", "Gion and Arashiyama", 5),
+        kid("Osaka", "Dotonbori", 3),
+    ]
+    fixed, done = repair_split(TRIP, kids, min_children=2)
+    assert fixed == kids and not done
+
+
+def test_a_repair_never_takes_a_split_below_the_minimum() -> None:
+    kids = [
+        kid("Visit Kyoto temples", "Kiyomizu-dera", 7),
+        kid("Kyoto temple tour", "Kiyomizu-dera and Ginkaku-ji", 7),
+    ]
+    assert not check_overlap(TRIP, kids).passed
+    fixed, done = repair_split(TRIP, kids, min_children=2)
+    assert fixed == kids and not done
+
+
+def test_a_child_that_repeats_a_stage_planned_elsewhere_is_dropped() -> None:
+    tokyo = Part("Tokyo", "five days in the capital", {"days": 5})
+    tree = [
+        Relative(GOAL, "ancestor", "", {}, 0, None),
+        Relative(
+            "Hike Mount Fuji", "sibling", "a two-day climb from the Yoshida trail", {"days": 2}, 1, GOAL
+        ),
+        Relative("Kyoto", "sibling", "temples", {"days": 7}, 1, GOAL),
+    ]
+    kids = [
+        kid("Asakusa and Senso-ji", "the old town", 2),
+        kid("Shibuya and Harajuku", "fashion and crossings", 2),
+        kid("Hike Mount Fuji", "climb the Yoshida trail", 1),
+    ]
+    assert not check_repeats(tokyo, kids, tree, parent_depth=1).passed
+    fixed, done = repair_split(tokyo, kids, tree, min_children=2, depth=1)
+    assert [c.title for c in fixed] == ["Asakusa and Senso-ji", "Shibuya and Harajuku"]
+    assert done.dropped == 1 and "Hike Mount Fuji" in done.notes[0]
+    assert check_repeats(tokyo, fixed, tree, parent_depth=1).passed
+
+
+def test_a_merged_title_loses_a_quantity_its_summed_facts_contradict() -> None:
+    merged = merge_children(
+        [kid("Visit Kyoto (4 days)", "Gion", 4), kid("Kyoto gardens (3 days)", "Ryoan-ji", 3)]
+    )
+    assert merged.title == "Visit Kyoto" and merged.facts == {"days": 7}
+    assert check_units([merged]).passed
+
+
+class Recorder:
+    """A scripted model that answers from a queue and keeps every request."""
+
+    def __init__(self, *texts: str) -> None:
+        self.queue = list(texts)
+        self.requests: list[GenerationRequest] = []
+        self.model = ScriptedModel(self._answer)
+
+    def _answer(self, req: GenerationRequest) -> str:
+        self.requests.append(req)
+        return self.queue.pop(0)
+
+
+GOOD = (
+    "- Tokyo: Asakusa and Ueno (days: 6)\n- Kyoto: Gion and Arashiyama (days: 5)\n"
+    "- Osaka: Dotonbori (days: 3)"
+)
+OTHER = (
+    "- Hokkaido: Sapporo and Otaru (days: 5)\n- Tokyo: Shinjuku (days: 5)\n- Kyoto: Fushimi Inari (days: 4)"
+)
+
+
+def test_a_split_that_passes_its_self_check_costs_one_generation() -> None:
+    rec = Recorder(GOOD)
+    counts = TaskCounts()
+    kids = decompose(rec.model, spec_of(), ROOT, [], [], "geography", [], counts=counts, relatives=[])
+    assert [c.title for c in kids] == ["Tokyo", "Kyoto", "Osaka"]
+    assert len(rec.requests) == 1 and counts.varied == 0 and counts.repaired == 0
+
+
+def test_a_split_already_on_the_table_is_asked_for_again_another_way() -> None:
+    rec = Recorder(GOOD, OTHER)
+    counts = TaskCounts()
+    on_table = [[kid("Tokyo", "", 6), kid("Kyoto", "", 5), kid("Osaka", "", 3)]]
+    kids = decompose(
+        rec.model,
+        spec_of(),
+        ROOT,
+        [],
+        [],
+        "geography",
+        [],
+        counts=counts,
+        relatives=[],
+        proposed=on_table,
+        strategies=("geography", "activity", "days"),
+    )
+    assert [c.title for c in kids] == ["Hokkaido", "Tokyo", "Kyoto"]
+    assert counts.varied == 1 and len(rec.requests) == 2
+    again = rec.requests[1].prompt
+    # the second request is the refine prompt: another strategy, the first answer, the reason
+    assert "by geography" not in again and ("by activity" in again or "by days" in again)
+    assert "Previous split" in again and "proposed already" in again
+
+
+def test_when_the_second_way_is_no_better_the_first_split_is_kept() -> None:
+    rec = Recorder(GOOD, GOOD)
+    on_table = [[kid("Tokyo", "", 6), kid("Kyoto", "", 5), kid("Osaka", "", 3)]]
+    kids = decompose(
+        rec.model,
+        spec_of(),
+        ROOT,
+        [],
+        [],
+        "geography",
+        [],
+        relatives=[],
+        proposed=on_table,
+        strategies=("geography",),
+    )
+    assert [c.title for c in kids] == ["Tokyo", "Kyoto", "Osaka"] and len(rec.requests) == 2
+
+
+OVERLAPPING = (
+    "- Tokyo: temples and museums (days: 5)\n- Kyoto: Fushimi Inari (days: 5)\n"
+    "- Design tours in Tokyo: a design museum (days: 4)"
+)
+TREE = {"max_depth": 2, "min_children": 2, "max_children": 5, "max_revisions": 2, "approve_threshold": 60}
+
+
+def test_an_overlapping_answer_is_merged_in_code_without_asking_again() -> None:
+    rec = Recorder(OVERLAPPING)
+    counts = TaskCounts()
+    kids = decompose(
+        rec.model, spec_of(tree=TREE), ROOT, [], [], "geography", [], counts=counts, relatives=[]
+    )
+    assert [c.title for c in kids] == ["Tokyo", "Kyoto"] and kids[0].facts["days"] == 9
+    assert counts.repaired == 1 and counts.varied == 0 and len(rec.requests) == 1
+
+
+def test_an_overlap_that_cannot_be_merged_is_asked_for_again() -> None:
+    rec = Recorder(OVERLAPPING, GOOD)
+    counts = TaskCounts()
+    # min_children is 3 here: merging the two Tokyo children would leave 2
+    kids = decompose(rec.model, spec_of(), ROOT, [], [], "geography", [], counts=counts, relatives=[])
+    assert [c.title for c in kids] == ["Tokyo", "Kyoto", "Osaka"]
+    assert counts.repaired == 0 and counts.varied == 1 and "overlap" in rec.requests[1].prompt
