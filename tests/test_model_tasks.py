@@ -330,8 +330,8 @@ def test_execute_names_the_siblings_and_facts_and_redoes_a_repeat() -> None:
     assert out.startswith("- Kiyomizu-dera") and counts.redone == 1
     first, second = (c.prompt for c in model.calls)
     assert "- Arashiyama bamboo grove" in first and "days = 2" in first and "days = 4" in first
-    assert "Another task already says" not in first
-    assert "Another task already says" in second and "- Ride the Sagano scenic railway" in second
+    assert "Do not write the following again" not in first
+    assert "Do not write the following again" in second and "- Ride the Sagano scenic railway" in second
 
 
 def test_execute_keeps_a_result_that_shares_a_line_or_two() -> None:

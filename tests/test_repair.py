@@ -176,3 +176,31 @@ def test_an_overlap_that_cannot_be_merged_is_asked_for_again() -> None:
     kids = decompose(rec.model, spec_of(), ROOT, [], [], "geography", [], counts=counts, relatives=[])
     assert [c.title for c in kids] == ["Tokyo", "Kyoto", "Osaka"]
     assert counts.repaired == 0 and counts.varied == 1 and "overlap" in rec.requests[1].prompt
+
+
+def test_a_result_its_facts_rule_out_is_named() -> None:
+    from specswarm.plan.critics import contradicted_facts
+
+    said = contradicted_facts("- Day 1: Fushimi Inari\n- Day 3: Arashiyama\n- 3 days in Gion", {"days": 2})
+    assert said == ["it says '3 days' but the task has days: 2", "it plans 'Day 3' but the task has days: 2"]
+    assert contradicted_facts("- EUR 900 at Hotel Granvia", {"budget_eur": 300})
+    # parts of the whole, other units, other currencies and non-additive facts pass
+    assert not contradicted_facts("- 2 hours at Kinkaku-ji\n- Day 1: Gion", {"days": 1})
+    assert not contradicted_facts("- lunch 2,000 JPY", {"budget_eur": 300})
+    assert not contradicted_facts("- Day 9 of the trip", {"guests": 2})
+
+
+def test_an_executed_leaf_that_breaks_its_facts_is_written_once_more() -> None:
+    from specswarm.model import execute
+    from tests.test_model_tasks import Node
+
+    rec = Recorder("- Day 1: Gion\n- Day 2: Arashiyama\n- Day 3: Nara", "- Day 1: Gion\n- Day 2: Arashiyama")
+    counts = TaskCounts()
+    leaf = Node("k1", "Kyoto temples", "Gion and Arashiyama", depth=2, facts={"days": 2})
+    out = execute(rec.model, spec_of(), leaf, [ROOT], counts=counts)
+    assert out == "- Day 1: Gion\n- Day 2: Arashiyama" and counts.redone == 1
+    assert "broke this task's facts" in rec.requests[1].prompt and "'Day 3'" in rec.requests[1].prompt
+    # a result that keeps to its facts is written once
+    rec = Recorder("- Day 1: Gion\n- Day 2: Arashiyama")
+    execute(rec.model, spec_of(), leaf, [ROOT], counts=TaskCounts())
+    assert len(rec.requests) == 1

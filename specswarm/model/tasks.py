@@ -46,7 +46,14 @@ from specswarm.model.parse import (
 )
 from specswarm.model.prompts import render_prompt
 from specswarm.model.splits import fit_sums, repaired, self_check
-from specswarm.plan.critics import Lens, Relative, constraints_for, is_additive, near_duplicate
+from specswarm.plan.critics import (
+    Lens,
+    Relative,
+    constraints_for,
+    contradicted_facts,
+    is_additive,
+    near_duplicate,
+)
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
@@ -359,17 +366,21 @@ def execute(
     """Carry out ``leaf``; return the cleaned output text.
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
-    that mostly repeats a sibling's result (``sibling_results``: those already written) is
-    written once more with the repeated lines named as what to avoid (counted in
+    that mostly repeats a sibling's result (``sibling_results``: those already written), or
+    that its facts rule out ("Day 3" for a two-day task: :func:`contradicted_facts`), is
+    written once more with the repeated lines and the broken facts named (counted in
     ``counts.redone``); the second answer is kept whatever it says."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _attempts(model, "execute", ask, parse_execution, tally)
     repeated = repeated_lines(output, sibling_results)
-    if not repeated or len(repeated) * 2 < len(_lines(output)):
+    if len(repeated) * 2 < len(_lines(output)):
+        repeated = []
+    broken = contradicted_facts(output, leaf.facts)
+    if not repeated and not broken:
         return output
     tally.redone += 1
-    again = _Ask(spec, leaf, ancestors, siblings, avoid=repeated[:MAX_AVOID])
+    again = _Ask(spec, leaf, ancestors, siblings, avoid=[*broken, *repeated][:MAX_AVOID])
     return _attempts(model, "execute", again, parse_execution, tally)
 
 

@@ -55,7 +55,7 @@ from specswarm.plan.critics.evidence import (
 )
 from specswarm.plan.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
 from specswarm.plan.critics.lenses import LENSES, Lens, lens_named
-from specswarm.plan.critics.numbers import check_facts, check_units
+from specswarm.plan.critics.numbers import check_facts, check_units, contradicted_facts
 from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
 from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
 from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
@@ -94,6 +94,7 @@ __all__ = [
     "check_vagueness",
     "combine",
     "constraints_for",
+    "contradicted_facts",
     "critique",
     "evidence",
     "extract_terms",

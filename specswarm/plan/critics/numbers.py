@@ -4,9 +4,10 @@ budget, hours) split among its children; a title's "(3 days)" matches the child'
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
-from specswarm.plan.critics.items import Check, Item, Part, clamp, label
+from specswarm.plan.critics.items import Check, Facts, Item, Part, clamp, label
 from specswarm.plan.critics.quantities import convert, fact_unit, fmt, is_additive, numeric, parse_quantities
 
 
@@ -123,3 +124,26 @@ def check_units(children: Sequence[Item]) -> Check:
             "; ".join(problems) + ": make the title and the facts agree",
         )
     return Check("units", 100, True, "every quantity in a title agrees with the facts")
+
+
+_DAY_LABEL = re.compile(r"\bday\s+(\d{1,2})\b", re.I)
+
+
+def contradicted_facts(text: str, facts: Facts) -> list[str]:
+    """What a leaf's written result says that its facts rule out: a duration or an amount larger
+    than the leaf's own ("3 days" or "Day 3" for a task with ``days: 2``; "EUR 900" for one with
+    ``budget_eur: 300``). Smaller amounts are parts of the whole and pass."""
+    problems: list[str] = []
+    for key, value in facts.items():
+        v, fu = numeric(value), fact_unit(key)
+        if v is None or v <= 0 or fu is None or not is_additive(key):
+            continue
+        for q in parse_quantities(text):
+            amount = convert(q.low, q.unit, fu)
+            if amount is not None and amount > v + 1e-9:
+                problems.append(f"it says {q.text!r} but the task has {key}: {fmt(v)}")
+        if fu == "days":
+            for m in _DAY_LABEL.finditer(text):
+                if int(m.group(1)) > v:
+                    problems.append(f"it plans {m.group(0)!r} but the task has {key}: {fmt(v)}")
+    return list(dict.fromkeys(problems))
