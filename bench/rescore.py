@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from specswarm.model.splits import repaired, split_constraints  # noqa: E402
 from specswarm.plan import critics  # noqa: E402
 from specswarm.plan.fold import fold  # noqa: E402
 from specswarm.plan.views import NodeView, Plan, ProposalView  # noqa: E402
@@ -55,6 +56,10 @@ class Rescored:
     checks: tuple[CheckResult, ...]
     lenses: tuple[tuple[str, int, bool], ...] = ()
     """(lens, score, approve) through each of the spec's scorer lenses (model rating as recorded)."""
+    repaired: tuple[str, ...] | None = None
+    """The children's titles after the decomposer's own repairs, when they changed anything."""
+    repaired_approve: bool | None = None
+    """Whether the current critics approve the repaired split (None: nothing to repair)."""
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -93,6 +98,12 @@ def rescore(events: Sequence[Event], tree: str = "at-vote") -> list[Rescored]:
         model_score = next((v.model_score for v in p.votes if v.model_score is not None), None)
         weight = spec.model.model_weight if model_score is not None else 0.0
         score, approve = critics.combine(checks, model_score, weight, spec.tree.approve_threshold)
+        relatives = critics.relatives_in_tree(plan.nodes, node.id)
+        fixed, changed = repaired(spec, node, list(p.children), relatives, split_constraints(spec, node))
+        fixed_ok: bool | None = None
+        if changed:
+            fixed_checks = critics.check_split(spec, node, fixed, node.depth, relatives=relatives)
+            fixed_ok = critics.combine(fixed_checks, model_score, weight, spec.tree.approve_threshold)[1]
         through = tuple(
             (
                 name,
@@ -115,6 +126,8 @@ def rescore(events: Sequence[Event], tree: str = "at-vote") -> list[Rescored]:
                 new_approve=approve,
                 checks=tuple(checks),
                 lenses=through,
+                repaired=tuple(c.title for c in fixed) if changed else None,
+                repaired_approve=fixed_ok,
             )
         )
     return out
@@ -134,6 +147,9 @@ def _print_one(r: Rescored) -> None:
     print(f"  new: {'APPROVE' if r.new_approve else 'REJECT'} (score {r.new_score}{rating})")
     for c in r.failed:
         print(f"    {c.name} ({c.score}): {c.note}")
+    if r.repaired is not None:
+        verdict = "approve" if r.repaired_approve else "reject"
+        print(f"  after the decomposer's repairs ({verdict}): " + " / ".join(r.repaired))
     if r.lenses:
         print("  lenses: " + ", ".join(f"{n} {sc} {'approve' if ok else 'reject'}" for n, sc, ok in r.lenses))
 
@@ -167,6 +183,13 @@ def summary(results: Sequence[Rescored]) -> list[str]:
     lines.append(
         f"scorers differ (a verdict, or scores 5+ apart): old votes on {old_differ} of {len(judged)}; "
         f"the {len(DEFAULT_LENSES)} lenses on {new_differ} of {len(results)} (model rating as recorded)"
+    )
+    rejected = [r for r in results if not r.new_approve]
+    fixed = [r for r in rejected if r.repaired_approve]
+    lines.append(
+        f"rejected by the current critics: {len(rejected)}; the decomposer's own repairs "
+        f"(merge overlapping children, drop repeats) change {sum(r.repaired is not None for r in rejected)} "
+        f"and make {len(fixed)} pass"
     )
     table = Counter((r.old_status, "approve" if r.new_approve else "reject") for r in results)
     lines.append(

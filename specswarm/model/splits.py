@@ -22,7 +22,9 @@ from specswarm.plan.critics import (
     check_constraints,
     check_split,
     combine,
+    constraints_for,
     critique,
+    is_additive,
     normalize_title,
     vetoed,
 )
@@ -140,3 +142,23 @@ def self_check(
 
 def _is_hard(line: str) -> bool:
     return line.split(":", 1)[0] in HARD_CHECKS
+
+
+def split_constraints(spec: GoalSpec, node: Subject) -> list[Constraint]:
+    """The declared constraints that apply to a split of ``node``, plus, below the root, a
+    ``sum`` for every additive numeric fact of the node that none of them covers (the scorers'
+    ``facts`` check asks every child to declare it and the values to add up)."""
+    declared = constraints_for(spec.constraints, node.depth)
+    if node.depth == 0:
+        return declared
+    covered = {c.field for c in declared if c.kind == "sum"}
+    derived = [
+        Constraint("sum", field=key, total=int(value), applies_to="all")
+        for key, value in node.facts.items()
+        if key not in covered
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and value > 0
+        and is_additive(key)
+    ]
+    return [*declared, *derived]

@@ -45,15 +45,8 @@ from specswarm.model.parse import (
     parse_score,
 )
 from specswarm.model.prompts import render_prompt
-from specswarm.model.splits import fit_sums, repaired, self_check
-from specswarm.plan.critics import (
-    Lens,
-    Relative,
-    constraints_for,
-    contradicted_facts,
-    is_additive,
-    near_duplicate,
-)
+from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
+from specswarm.plan.critics import Lens, Relative, contradicted_facts, near_duplicate
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
@@ -141,23 +134,8 @@ class _Ask:
 
     @property
     def constraints(self) -> list[Constraint]:
-        """The declared constraints that apply to a split of this node, plus, below the root, a
-        ``sum`` for every additive numeric fact of the node that none of them covers (the
-        scorers' ``facts`` check asks every child to declare it and the values to add up)."""
-        declared = constraints_for(self.spec.constraints, self.node.depth)
-        if self.node.depth == 0:
-            return declared
-        covered = {c.field for c in declared if c.kind == "sum"}
-        derived = [
-            Constraint("sum", field=key, total=int(value), applies_to="all")
-            for key, value in self.node.facts.items()
-            if key not in covered
-            and isinstance(value, int)
-            and not isinstance(value, bool)
-            and value > 0
-            and is_additive(key)
-        ]
-        return [*declared, *derived]
+        """The constraints a split of this node must meet (:func:`split_constraints`)."""
+        return split_constraints(self.spec, self.node)
 
     @property
     def fact_fields(self) -> list[str]:
