@@ -130,6 +130,12 @@ def plan(
         Path | None,
         typer.Option("--report", help="Write a JSON run report here (digests per peer, counters, timings)."),
     ] = None,
+    no_restart: Annotated[
+        bool,
+        typer.Option(
+            "--no-restart", help="Leave a peer that dies dead (default: restart it, up to 3 times)."
+        ),
+    ] = False,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
@@ -143,6 +149,7 @@ def plan(
         resume=resume,
         quiet=quiet,
         report=report,
+        restart=not no_restart,
     )
 
 
@@ -166,7 +173,8 @@ def peer(
     run_file: Annotated[Path | None, typer.Option("--run-file", hidden=True)] = None,
     admission: Annotated[str | None, typer.Option("--admission", hidden=True)] = None,
     preload: Annotated[
-        Path | None, typer.Option("--preload", help="Start from the events of this log.")
+        list[Path] | None,
+        typer.Option("--preload", help="Start from the events of this log (repeatable)."),
     ] = None,
     json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
 ) -> None:
@@ -184,7 +192,7 @@ def peer(
         events=events,
         run_file=run_file,
         admission=admission,
-        preload=preload,
+        preload=preload or [],
         json_status=json_status,
     )
 

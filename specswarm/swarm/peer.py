@@ -1,7 +1,12 @@
 """One peer process: ``specswarm peer`` / ``specswarm observe`` (and what ``specswarm plan`` spawns).
 
 Builds the identity, the libp2p transport, the node and its role; stops cleanly
-on SIGINT/SIGTERM (exit 0, no traceback, the event log flushed line by line).
+on SIGINT/SIGTERM (exit 0, no traceback, the event log flushed line by line). A peer
+restarted with ``--preload`` of its own ``--events`` log resumes from it: it holds what it
+published before (no second join, vote or claim) and appends only events new to the log.
+An error that would stop it again on a restart (one whose ``exit_code`` is
+:data:`DETERMINISTIC_EXIT`, such as a prompt template that fails on a task's data) ends the
+process with that code and its message as the last line of stderr; the launcher reads both.
 :func:`run_peer_cli` turns the command line into a :class:`PeerConfig` and runs
 :func:`_main` with it; it raises the project's errors (the CLI turns them into exit
 codes and text): TransportError when the network fails or no peer tells the run,
@@ -15,13 +20,14 @@ Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -40,6 +46,10 @@ from specswarm.transport.base import Transport
 log = logging.getLogger("specswarm.peer")
 
 NO_RUN = "no peer answered with the run's spec (is --join right?)"
+DETERMINISTIC_EXIT = 2
+"""The exit code of a peer stopped by an error a restart would meet again (a spec or template
+problem; every error whose class states this ``exit_code``): the launcher restarts a peer that
+died of anything else, but stops the run when one exits with this."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +81,7 @@ class PeerConfig:
     out: Path | None
     """Where it writes it (None: stdout)."""
     preload: tuple[Event, ...]
-    """Events to start from (``--preload``: a resumed run)."""
+    """Events to start from (``--preload``: a resumed run, and a restarted peer's own log)."""
     json_status: bool
     """Status lines as JSON on stdout for the launcher (and no human lines, no rendering)."""
 
@@ -120,7 +130,7 @@ def run_peer_cli(
     out: Path | None = None,
     run_file: Path | None = None,
     admission: str | None = None,
-    preload: Path | None = None,
+    preload: Sequence[Path] = (),
     json_status: bool = False,
 ) -> None:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
@@ -154,10 +164,20 @@ def run_peer_cli(
         events=events,
         fmt=fmt,
         out=out,
-        preload=tuple(read_event_log(preload).events) if preload is not None else (),
+        preload=_read_preload(preload),
         json_status=json_status,
     )
     _run(config)
+
+
+def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
+    """The events of every ``--preload`` log, each once (a restarted peer's own log repeats the
+    resumed run's preload it started from)."""
+    events: dict[str, Event] = {}
+    for path in paths:
+        for event in read_event_log(path).events:
+            events.setdefault(event.id, event)
+    return tuple(events.values())
 
 
 def _run(config: PeerConfig) -> None:
@@ -189,7 +209,7 @@ async def _main(config: PeerConfig) -> None:
     """Run the peer of ``config`` until a signal (or, for a human-run observer, convergence)."""
     from specswarm.transport.p2p import open_libp2p_transport
 
-    sink = open(config.events, "a", encoding="utf-8") if config.events else None
+    sink = EventLogFile.open(config.events) if config.events else None
     interrupted = False
     try:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -309,6 +329,32 @@ def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity
         nonce=f"{identity.peer_id}-{time.time_ns()}",
     )
     return run, key
+
+
+class EventLogFile(io.TextIOWrapper):
+    """A peer's ``--events`` log, opened to append: a line it already holds is not written again
+    (a restarted peer preloads its own log, and the store writes every event it applies)."""
+
+    held: set[str]
+
+    @classmethod
+    def open(cls, path: Path) -> EventLogFile:
+        held: set[str] = set()
+        if path.exists():
+            data = path.read_bytes()
+            end = data.rfind(b"\n") + 1
+            if end < len(data):  # a line cut short by a kill mid-write was never sent: drop it
+                with open(path, "r+b") as fh:
+                    fh.truncate(end)
+            held = {line.decode("utf-8", "replace") for line in data[:end].splitlines()}
+        log = cls(open(path, "ab"), encoding="utf-8")
+        log.held = held
+        return log
+
+    def write(self, text: str) -> int:
+        if self.held and text.rstrip("\n") in self.held:
+            return 0
+        return super().write(text)
 
 
 class _StatusPrinter:

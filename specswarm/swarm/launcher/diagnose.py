@@ -38,6 +38,11 @@ def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
     dead = [f"{p.name} (exit {p.exited})" for p in peers if p.exited not in (None, 0)]
     if dead:
         reasons.append("peers that died: " + ", ".join(dead))
+    restarted = [
+        f"{p.name} ({p.restarts}x; exits {', '.join(map(str, p.deaths))})" for p in peers if p.restarts
+    ]
+    if restarted:
+        reasons.append("peers restarted: " + ", ".join(restarted))
     return reasons
 
 
@@ -76,9 +81,16 @@ def _split_stuck(n: NodeView, roles_alive: set[str], max_rev: int) -> str:
 
 
 def write_report(
-    path: Path, plan: Plan, peers: Sequence[PeerProc], code: int, wall: float, reasons: list[str]
+    path: Path,
+    plan: Plan,
+    peers: Sequence[PeerProc],
+    code: int,
+    wall: float,
+    reasons: list[str],
+    notes: Sequence[tuple[float, str]] = (),
 ) -> None:
-    """A machine-readable summary of the run (for CI jobs and tests); ``code`` is the exit code."""
+    """A machine-readable summary of the run (for CI jobs and tests); ``code`` is the exit code,
+    ``notes`` the deaths and restarts as (seconds since the launch, text)."""
     report = {
         "run_id": plan.run_id,
         "digest": plan.digest,
@@ -88,6 +100,7 @@ def write_report(
         "events": event_count(plan),
         "progress": plan.progress(),
         "stuck": reasons,
+        "restarts": [{"at": round(t, 3), "what": text} for t, text in notes],
         "peers": [
             {
                 "name": p.name,
@@ -99,6 +112,8 @@ def write_report(
                 "counters": p.status.get("counters", {}),
                 "transport": p.status.get("transport", {}),
                 "exit": p.exited,
+                "restarts": p.restarts,
+                "deaths": p.deaths,
                 "pid": p.proc.pid if p.proc else None,
                 "log": str(p.log),
             }

@@ -3,7 +3,9 @@
 A :class:`PeerProc` is one declared peer (one :class:`~specswarm.spec.Seat` of the spec's
 roster) as an OS process: its identity, port, files and the latest status line it printed.
 :func:`spawn` starts it and :func:`supervise` reads its status lines until it exits, and
-stops it (SIGTERM, then SIGKILL after a grace) when the launcher is done with it.
+stops it (SIGTERM, then SIGKILL after a grace) when the launcher is done with it. A seat
+outlives its processes: :mod:`~specswarm.swarm.launcher.heal` restarts a peer that died in
+the same seat (same key, port and event log), and the seat keeps count.
 """
 
 from __future__ import annotations
@@ -63,6 +65,18 @@ class PeerProc:
     proc: trio.Process | None = None
     status: PeerStatus = field(default_factory=PeerStatus)
     exited: int | None = None
+    """The exit code of its latest process (negative: the signal); None while it runs."""
+    restarts: int = 0
+    """How often the launcher restarted it after it died."""
+    deaths: list[int] = field(default_factory=list)
+    """The exit code of every process of this seat that died (nonzero), in order."""
+    lost: bool = False
+    """It died and the launcher will not restart it (restarts off or used up, or the run is over)."""
+    carried: dict[str, float] = field(default_factory=dict)
+    """Numeric counters of its earlier processes (a restarted peer counts from zero again)."""
+    seat: str | None = None
+    """Its seat's name (``scorer-1``: the second scorer), which its files are named after;
+    None: ``role-index``."""
 
     @property
     def addr(self) -> str:
@@ -70,16 +84,22 @@ class PeerProc:
 
     @property
     def name(self) -> str:
-        return f"{self.role}-{self.index}"
+        return self.seat or f"{self.role}-{self.index}"
 
     @property
     def alive(self) -> bool:
         return self.exited is None
 
+    @property
+    def key_file(self) -> Path:
+        """Its identity key, written beside its log (by :func:`peer_command`)."""
+        return self.log.with_suffix(".key")
+
     def counter(self, name: str) -> int:
-        """A numeric counter of the latest status line (0 before the first line)."""
+        """A numeric counter of the latest status line (0 before the first line), plus what the
+        seat's earlier processes counted."""
         value = self.status.get("counters", {}).get(name, 0)
-        return int(value) if isinstance(value, int | float) else 0
+        return int((value if isinstance(value, int | float) else 0) + self.carried.get(name, 0))
 
 
 def free_port() -> int:
@@ -105,6 +125,7 @@ def build_peers(spec: GoalSpec, identities: dict[str, Identity], workdir: Path) 
                 seat.strategy,
                 workdir / f"{seat.name}.jsonl",
                 workdir / f"{seat.name}.log",
+                seat=seat.name,
             )
         )
     return peers
@@ -117,14 +138,22 @@ def boot_addrs(peers: Sequence[PeerProc], p: PeerProc) -> list[str]:
 
 
 def peer_command(
-    p: PeerProc, boot: list[str], run_file: Path, admission: str | None, preload_file: Path | None = None
+    p: PeerProc,
+    boot: list[str],
+    run_file: Path,
+    admission: str | None,
+    preload_file: Path | None = None,
+    *,
+    own_log: bool = False,
 ) -> list[str]:
     """The ``specswarm peer`` command line of a launched peer (writes its key file beside its log).
 
     ``admission`` is the join's admission signature (None: the peer has none, or derives it
-    from ``SPECSWARM_SECRET``). Also used by the chaos test harness (tests/chaos.py).
+    from ``SPECSWARM_SECRET``). ``own_log``: the peer also starts from the events its own log
+    already holds (a restart; the peer appends only what is new to it). Also used by the chaos
+    test harness (tests/chaos.py).
     """
-    key_file = p.log.with_suffix(".key")
+    key_file = p.key_file
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(p.identity.seed.hex())
@@ -153,19 +182,44 @@ def peer_command(
         cmd += ["--strategy", p.strategy]
     if preload_file:
         cmd += ["--preload", str(preload_file)]
+    if own_log and p.events.exists():
+        cmd += ["--preload", str(p.events)]
     return cmd
 
 
 async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
-    """Start ``p``'s process: status lines on a pipe, stderr into its log, its own session."""
+    """Start ``p``'s process: status lines on a pipe, stderr into its log, its own session.
+
+    A restarted seat's log goes on below a ``--- restart N ---`` line (what killed the
+    previous process stays readable)."""
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    with open(p.log, "wb") as log:
+    with open(p.log, "ab" if p.restarts else "wb") as log:
+        if p.restarts:
+            log.write(f"--- restart {p.restarts} (previous exit {p.exited}) ---\n".encode())
+            log.flush()
         proc = await trio.lowlevel.open_process(
             cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
         )
-    p.proc = proc
+    if p.restarts:  # the status lines of the process before are over: keep their counts
+        for name, value in p.status.get("counters", {}).items():
+            if isinstance(value, int | float):
+                p.carried[name] = p.carried.get(name, 0) + value
+        p.status = PeerStatus()
+    p.proc, p.exited = proc, None
     return proc
+
+
+def last_words(p: PeerProc, limit: int = 300) -> str:
+    """The last non-empty line the peer's latest process wrote to its log (what stopped it)."""
+    try:
+        text = p.log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = text.splitlines()
+    marks = [i for i, ln in enumerate(lines) if ln.startswith("--- restart ")]
+    said = [ln.strip() for ln in lines[marks[-1] + 1 if marks else 0 :] if ln.strip()]
+    return said[-1][:limit] if said else ""
 
 
 async def supervise(p: PeerProc, proc: trio.Process) -> None:

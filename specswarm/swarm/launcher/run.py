@@ -2,8 +2,10 @@
 
 Its steps: :func:`prepare` the launch (load and check the spec, a new or resumed run, one
 peer per seat of the roster), :func:`~specswarm.swarm.launcher.watch.run_swarm` (start and
-watch the peers), :func:`~specswarm.swarm.launcher.eventlog.collect_events` (the union
-event log) and :func:`finish` (the report; the rendered plan, or the error why there is none).
+watch the peers, restarting those that die), :func:`~specswarm.swarm.launcher.eventlog.collect_events`
+(the union event log) and :func:`finish` (the report; the rendered plan, or the error why there
+is none: :class:`~specswarm.errors.RunError` when it timed out or can no longer complete,
+:class:`PeerFailedError` when a peer stopped on an error a restart would meet again).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from specswarm.errors import InterruptedRunError, RunError, SpecError
 from specswarm.plan import FoldState
@@ -20,10 +23,20 @@ from specswarm.render.tree import tree_text
 from specswarm.spec import GoalSpec
 from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events
+from specswarm.swarm.launcher.heal import RestartPolicy
 from specswarm.swarm.launcher.prepare import PreparedRun, prepare_run
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
+from specswarm.swarm.peer import DETERMINISTIC_EXIT
+
+
+class PeerFailedError(RunError):
+    """A peer stopped on an error a restart would meet again (it exited with
+    :data:`~specswarm.swarm.peer.DETERMINISTIC_EXIT`: a spec or prompt template problem); the
+    run was stopped at once. The message is the peer's own last line."""
+
+    exit_code: ClassVar[int] = DETERMINISTIC_EXIT
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,8 @@ class PlanRequest:
     resume: Path | None
     quiet: bool
     report: Path | None
+    restart: bool = True
+    """Restart a peer that dies (``--no-restart``: False)."""
 
 
 @dataclass(frozen=True)
@@ -70,14 +85,18 @@ def run_plan(
     resume: Path | None,
     quiet: bool,
     report: Path | None = None,
+    restart: bool = True,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
     Raises SpecError (the spec cannot be run), SpecSwarmError (cannot resume), RunError
-    (no convergence within the budget) or InterruptedRunError (stopped by a signal).
+    (no convergence within the budget, or the peers left can no longer converge),
+    PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
     """
-    launch = prepare(PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report))
-    outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress)
+    request = PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart)
+    launch = prepare(request)
+    policy = RestartPolicy(enabled=request.restart)
+    outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress, policy)
     finish(launch, outcome, collect_events(launch.run, launch.peers))
 
 
@@ -120,7 +139,8 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
     if request.report is not None:
         wall = time.monotonic() - launch.progress.started
         code = error.exit_code if error else 0
-        write_report(request.report, final, launch.peers, code, wall, outcome.reasons)
+        notes = [(t - launch.progress.started, text) for t, text in outcome.notes]
+        write_report(request.report, final, launch.peers, code, wall, outcome.reasons, notes)
     from specswarm.render import render_plan, write_output
 
     output = launch.spec.output
@@ -148,9 +168,18 @@ def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunE
         return InterruptedRunError(
             f"interrupted: all peers stopped; {n_events} events saved to {events}\n{launch.resume_hint}"
         )
-    return RunError(
-        f"the plan did not converge within {launch.budget:g} s ({done})\n"
-        + "\n".join(f"  stuck: {r}" for r in outcome.reasons)
-        + f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}"
-        + f"\n{launch.resume_hint}"
-    )
+    saved = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}\n{launch.resume_hint}"
+    if outcome.status == "peer failed":
+        return PeerFailedError(
+            f"a peer failed for good: {outcome.reasons[0]}\n"
+            f"(not restarted: it would fail the same way again; every peer stopped; {done})" + saved
+        )
+    stuck = "\n".join(f"  stuck: {r}" for r in outcome.reasons if r not in outcome.short)
+    if outcome.status == "out of reach":
+        return RunError(
+            f"the run can no longer complete after {launch.progress.elapsed()} ({done}):\n"
+            + "\n".join(f"  short of {r}" for r in outcome.short)
+            + ("\n" + stuck if stuck else "")
+            + saved
+        )
+    return RunError(f"the plan did not converge within {launch.budget:g} s ({done})\n" + stuck + saved)

@@ -1,11 +1,16 @@
 """Start every peer process and watch the observer's event log until the plan converges, the
-budget runs out, the observer dies or a signal arrives; then stop every peer."""
+budget runs out, the run can no longer complete, a peer fails for good, the observer dies or a
+signal arrives; then stop every peer.
+
+Each seat runs under :func:`~specswarm.swarm.launcher.heal.keep`, which restarts a peer that
+died; the watcher only reads: the observer's log, the peers' status lines and exit codes.
+"""
 
 from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -15,36 +20,57 @@ from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
+from specswarm.swarm.launcher.heal import RestartPolicy, Seats, keep
 from specswarm.swarm.launcher.prepare import PreparedRun
-from specswarm.swarm.launcher.procs import PeerProc, boot_addrs, peer_command, spawn, supervise
+from specswarm.swarm.launcher.procs import PeerProc, boot_addrs, last_words, peer_command
 from specswarm.swarm.launcher.progress import Progress
+from specswarm.swarm.launcher.reach import out_of_reach
+from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 AGREE_GRACE = 15.0
 """Once the observer sees a complete plan, how long the other peers have to report its digest."""
 POLL = 0.25
+OUT_OF_REACH_HOLD = 2.0
+"""How long the plan must stay out of the live peers' reach before the run stops: the
+observer's view may lag a moment behind what the peers had published before they died."""
+
+Status = Literal["complete", "stuck", "out of reach", "peer failed", "interrupted"]
 
 
 @dataclass
 class Outcome:
     """How a launch ended."""
 
-    status: Literal["complete", "stuck", "interrupted"] = "stuck"
+    status: Status = "stuck"
     reasons: list[str] = field(default_factory=list)
-    """Why it is stuck (for the error and the report)."""
+    """Why it is stuck (for the error and the report): for ``out of reach`` the roles that are
+    short first, then the stuck nodes; for ``peer failed`` the peer and its last words."""
+    short: list[str] = field(default_factory=list)
+    """``out of reach``: one line per role the run is short of (the first of ``reasons``)."""
+    notes: list[tuple[float, str]] = field(default_factory=list)
+    """(monotonic time, text) of every death and restart (for the report)."""
 
 
-def run_swarm(peers: Sequence[PeerProc], run: PreparedRun, budget: float, progress: Progress) -> Outcome:
+def run_swarm(
+    peers: Sequence[PeerProc],
+    run: PreparedRun,
+    budget: float,
+    progress: Progress,
+    policy: RestartPolicy | None = None,
+) -> Outcome:
     """Run the swarm until it converges, gets stuck or is interrupted; every peer is stopped."""
+    seats = Seats(policy or RestartPolicy(), progress)
     try:
-        return trio.run(_launch, peers, run, budget, progress)
+        return trio.run(_launch, peers, run, budget, seats)
     except KeyboardInterrupt:  # pragma: no cover - a signal before trio installed its handlers
-        return Outcome("interrupted", ["interrupted"])
+        return Outcome("interrupted", ["interrupted"], notes=seats.events)
 
 
-async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, progress: Progress) -> Outcome:
+async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, seats: Seats) -> Outcome:
     observer = next(p for p in peers if p.role == "observer")
     tail = LogTail(observer.events, FoldState([run.run_event]))
-    outcome = Outcome()
+    outcome = Outcome(notes=seats.events)
+    progress = seats.progress
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
 
@@ -57,36 +83,55 @@ async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, pr
 
             nursery.start_soon(on_signal)
             for p in peers:
-                cmd = peer_command(
-                    p,
-                    boot_addrs(peers, p),
-                    run.run_file,
-                    admit(run.keys.admission, run.run, p.identity.peer_id, p.role),
-                    run.preload_file,
-                )
-                nursery.start_soon(supervise, p, await spawn(p, cmd))
-            outcome.status, outcome.reasons = await _watch(tail, observer, peers, budget, progress)
+                nursery.start_soon(keep, p, _command(p, peers, run), seats)
+            outcome.status, outcome.reasons = await _watch(outcome, tail, observer, peers, budget, seats)
             nursery.cancel_scope.cancel()
-    # every supervise() was cancelled and has stopped its process: read what was written last
+    # every keep() was cancelled and has stopped its process: read what was written last
     tail.read()
     return outcome
 
 
+def _command(p: PeerProc, peers: Sequence[PeerProc], run: PreparedRun) -> Callable[[], list[str]]:
+    """``p``'s command line for each start: a restart also preloads the peer's own log."""
+    admission = admit(run.keys.admission, run.run, p.identity.peer_id, p.role)
+    return lambda: peer_command(
+        p, boot_addrs(peers, p), run.run_file, admission, run.preload_file, own_log=p.restarts > 0
+    )
+
+
 async def _watch(
-    tail: LogTail, observer: PeerProc, peers: Sequence[PeerProc], budget: float, progress: Progress
-) -> tuple[Literal["complete", "stuck"], list[str]]:
+    outcome: Outcome,
+    tail: LogTail,
+    observer: PeerProc,
+    peers: Sequence[PeerProc],
+    budget: float,
+    seats: Seats,
+) -> tuple[Status, list[str]]:
+    """Watch until the run ends: its status and why (``outcome.short`` when out of reach)."""
+    progress = seats.progress
     deadline = time.monotonic() + budget
     complete_since: float | None = None
+    short_since: float | None = None
     while True:
         plan = tail.read()
         progress.update(plan, peers)
+        now = time.monotonic()
         if plan.complete:
-            complete_since = complete_since or time.monotonic()
-            if _agreed(plan, peers, progress, time.monotonic() - complete_since > AGREE_GRACE):
+            seats.over = True  # a peer that dies now is not started again
+            complete_since = complete_since or now
+            if _agreed(plan, peers, progress, now - complete_since > AGREE_GRACE):
                 return "complete", []
+        failed = next((p for p in peers if p.exited == DETERMINISTIC_EXIT), None)
+        if failed is not None:
+            return "peer failed", [f"{failed.name} exited {failed.exited}: {last_words(failed) or '?'}"]
         if observer.exited is not None:
             return "stuck", [f"the observer exited with code {observer.exited}; see {observer.log}"]
-        if time.monotonic() > deadline:
+        short = out_of_reach(plan, peers)
+        short_since = (short_since or now) if short else None
+        if short_since is not None and now - short_since >= OUT_OF_REACH_HOLD:
+            outcome.short = short
+            return "out of reach", short + diagnose(plan, peers)
+        if now > deadline:
             return "stuck", diagnose(plan, peers)
         await trio.sleep(POLL)
 
