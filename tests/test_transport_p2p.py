@@ -432,3 +432,13 @@ async def test_cancellation_shuts_down_quietly(capfd: pytest.CaptureFixture[str]
             nursery.cancel_scope.cancel()
     assert not outer.cancelled_caught
     assert capfd.readouterr() == ("", "")
+
+
+def test_quiet_exchange_rounds_back_off_and_news_resets_them() -> None:
+    from specswarm.transport._discovery import QUIET_BACKOFF_MAX, round_factor
+
+    factors = [1]
+    for _ in range(6):
+        factors.append(round_factor(factors[-1], learned=False))
+    assert factors == [1, 2, 4, 8, 8, 8, 8] and QUIET_BACKOFF_MAX == 8
+    assert round_factor(8, learned=True) == 1

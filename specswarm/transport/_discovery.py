@@ -41,6 +41,18 @@ PEERS_PROTOCOL = TProtocol("/specswarm/peers/1.0.0")
 
 ANNOUNCE_DELAY = 0.5
 """Seconds between learning a new address and passing it on (new peers arriving together: one round)."""
+QUIET_BACKOFF_MAX = 8
+"""A periodic exchange round that taught nothing doubles the wait for the next, up to this many
+times ``exchange_interval``: new peers are exchanged with on connect, and new addresses are
+passed on within :data:`ANNOUNCE_DELAY`, so in a settled swarm the rounds are only a fallback,
+and each one costs every peer a stream per connection."""
+
+
+def round_factor(factor: int, *, learned: bool) -> int:
+    """The next periodic exchange round's interval, in units of ``exchange_interval``: back to 1
+    after a round (or a change of connections) that taught something, else doubled up to
+    :data:`QUIET_BACKOFF_MAX`."""
+    return 1 if learned else min(QUIET_BACKOFF_MAX, factor * 2)
 
 
 class PeerExchange:
@@ -61,6 +73,10 @@ class PeerExchange:
         self._exchanged: set[str] = set()
         self._announce_at: float | None = None
         """When to pass newly learned peers on to every connected peer (None: nothing new)."""
+        self._quiet_factor = 1
+        """The periodic round's interval in units of ``exchange_interval`` (:data:`QUIET_BACKOFF_MAX`)."""
+        self._learned = False
+        """Whether an exchange taught a new address since the last periodic round."""
 
     def add_peer_addr(self, addr: str, *, sticky: bool) -> None:
         """Learn a peer address (``.../p2p/<id>``) and wake the dialer."""
@@ -88,9 +104,12 @@ class PeerExchange:
         """Keep every known peer connected; exchange addresses with new and old peers."""
         config = self._config
         next_exchange = trio.current_time() + config.exchange_interval
+        last_connected: set[str] = set()
         while True:
             now = trio.current_time()
             connected = set(connected_peers(self._host))
+            if connected != last_connected:
+                self._learned, last_connected = True, connected  # the swarm changed: look around
             self._exchanged &= connected
             for peer_id in connected - self._exchanged:
                 self._exchanged.add(peer_id)
@@ -101,7 +120,10 @@ class PeerExchange:
                 # a peer we just learned of is passed on at once, not at the next round: a hub
                 # killed right after its spokes reached it must not leave one spoke unknown
                 self._announce_at = None
-                next_exchange = now + config.exchange_interval * random.uniform(0.8, 1.2)
+                self._quiet_factor = round_factor(self._quiet_factor, learned=self._learned)
+                self._learned = False
+                wait = config.exchange_interval * self._quiet_factor
+                next_exchange = now + wait * random.uniform(0.8, 1.2)
                 for peer_id in connected:
                     nursery.start_soon(self._exchange_with, peer_id)
             for peer_id in self._book.due(connected, now):
@@ -135,8 +157,10 @@ class PeerExchange:
             except Exception:
                 continue
         self._book.succeeded(sender)
-        if self._book.addr_count() > before and self._announce_at is None:
-            self._announce_at = now + ANNOUNCE_DELAY
+        if self._book.addr_count() > before:
+            self._learned = True
+            if self._announce_at is None:
+                self._announce_at = now + ANNOUNCE_DELAY
         self._wake_dialer.set()
 
     async def _exchange_with(self, peer_id: str) -> None:
