@@ -204,3 +204,19 @@ def test_an_executed_leaf_that_breaks_its_facts_is_written_once_more() -> None:
     rec = Recorder("- Day 1: Gion\n- Day 2: Arashiyama")
     execute(rec.model, spec_of(), leaf, [ROOT], counts=TaskCounts())
     assert len(rec.requests) == 1
+
+
+def test_a_revision_names_each_problem_once_hard_checks_first() -> None:
+    from types import SimpleNamespace
+
+    from specswarm.swarm.roles.decomposer import review_lines
+
+    overlap = 'overlap: #1 "Tokyo" and #4 "Design tours in Tokyo" both plan Tokyo'
+    coverage = "coverage: 4/18 key terms of the parent's detail covered"
+    votes = [
+        SimpleNamespace(approve=False, critique=f"{coverage}\n{overlap}"),
+        SimpleNamespace(approve=False, critique=f"{overlap}\n{coverage}"),
+        SimpleNamespace(approve=False, critique="no problems found"),
+        SimpleNamespace(approve=True, critique="units: #2 says 3 days"),
+    ]
+    assert review_lines(SimpleNamespace(votes=votes)) == [overlap, coverage]  # type: ignore[arg-type]

@@ -77,7 +77,7 @@ class Decomposer(ModelRole):
 
         spec = plan.spec
         assert spec is not None
-        critiques = [v.critique for v in revising.votes if not v.approve and v.critique] if revising else []
+        critiques = review_lines(revising) if revising else []
         ancestors, siblings = ancestors_of(plan, n), siblings_of(plan, n)
         previous = list(revising.children) if revising else None
         # the split is self-checked against the tree as the scorers will see it, and must not
@@ -117,3 +117,24 @@ class Decomposer(ModelRole):
                 rationale=rationale[:3900],
             )
         )
+
+
+MAX_CRITIQUE_LINES = 6
+"""Critique lines a revision prompt names, at most (the small model loses the rest)."""
+
+
+def review_lines(p: ProposalView) -> list[str]:
+    """What the rejecting votes of ``p`` ask to fix, one line per distinct problem: failed hard
+    checks first (they decide), then the rest; the same problem seen by three scorers is named
+    once (a vote's critique has one line per failed check)."""
+    lines: list[str] = []
+    for v in p.votes:
+        if v.approve or not v.critique:
+            continue
+        for line in v.critique.splitlines():
+            line = " ".join(line.split())
+            if ":" in line and line not in lines:  # "name: note" (not "no problems found")
+                lines.append(line)
+    hard = [ln for ln in lines if ln.split(":", 1)[0] in critics.HARD_CHECKS]
+    soft = [ln for ln in lines if ln not in hard]
+    return (hard + soft)[:MAX_CRITIQUE_LINES]
