@@ -9,13 +9,14 @@
     │   ├── ReplayMissError         a replay cassette holds no recording for a prompt
     │   └── GaveUpError             no usable answer after every retry (``specswarm.model.tasks``)
     ├── TemplateError               a user template cannot be loaded or rendered (``specswarm.render``)
+    │   └── PromptTemplateError     a prompt template fails on a task's data (exit 2)
     ├── TransportError              libp2p / network problems (bad multiaddr, dial failure, no answer)
     └── RunError                    a run did not converge (names stuck nodes and why)
         └── InterruptedRunError     a run or a peer was stopped by a signal (exit 130)
 
 Each class states the exit code ``specswarm`` ends with when such an error stops a command
-(``exit_code``: 2 for a SpecError, 130 for an InterruptedRunError, 1 for every other one); the
-CLI (``specswarm.cli``) is the only place that turns errors into that exit and red text.
+(``exit_code``: 2 for a SpecError or a PromptTemplateError, 130 for an InterruptedRunError, 1 for
+every other one); the CLI (``specswarm.cli``) is the only place that turns errors into that exit and red text.
 """
 
 from __future__ import annotations
@@ -68,6 +69,30 @@ class ModelError(SpecSwarmError):
 
 class ReplayMissError(ModelError):
     """A replay cassette holds no recording for the prompt asked."""
+
+
+class TemplateError(SpecSwarmError):
+    """A user template could not be loaded or rendered (names the file and line)."""
+
+
+class PromptTemplateError(TemplateError):
+    """A prompt template could not be rendered with the data of its task.
+
+    Raised by :func:`specswarm.spec.prompting.render` (the model layer's ``render_prompt`` and
+    the tasks of :mod:`specswarm.model.tasks` call it) when a template names a variable its task
+    does not have, an attribute its data lacks, a filter that does not exist or fails, or is
+    not valid Jinja2. ``load_spec`` renders every template on sample data first, so at run time
+    this means the real data differs from the samples: the spec is wrong, not the model. It is
+    deliberately *not* a :class:`ModelError` (which a role counts and retries)."""
+
+    exit_code: ClassVar[int] = 2
+
+    def __init__(self, message: str, *, label: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.label = label
+        """What names the template: ``prompts.decompose``, or a template file as the spec gives it."""
+        self.line = line
+        """The template's line the failure points at (1-based), when known."""
 
 
 class TransportError(SpecSwarmError):

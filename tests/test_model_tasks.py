@@ -281,7 +281,7 @@ def test_render_prompt_blocks_plain_and_errors() -> None:
         "{% block system %}S {{ x }}{% endblock %}{% block prompt %}P {{ x }}{% endblock %}", x=1
     ) == ("S 1", "P 1")
     assert render_prompt("Just {{ x }}\n\n\n\nuser", x="a") == ("", "Just a\n\nuser")
-    with pytest.raises(PromptTemplateError, match=r"^'y' is undefined in prompt template:1 \(available: x\)$"):
+    with pytest.raises(PromptTemplateError, match=r"^'y' is undefined in prompt template:1 \(available: x\)"):
         render_prompt("{{ y }}", x=1)
     with pytest.raises(PromptTemplateError, match=r"^missing block 'prompt' in prompt template \("):
         render_prompt("{% block system %}S{% endblock %} rest")

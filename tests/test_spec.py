@@ -347,6 +347,12 @@ def test_the_corpus_covers_the_documented_kinds_of_breakage() -> None:
         "negative-count",
         "fraction-too-large",
         "replay-without-cassette",
+        "template-undefined-name",
+        "template-undefined-attribute",
+        "template-bad-filter",
+        "template-block-syntax-error",
+        "template-missing-block",
+        "template-unknown-task",
     }
 
 

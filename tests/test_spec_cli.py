@@ -47,6 +47,12 @@ def test_the_corpus_has_the_kinds_the_issue_names() -> None:
         "tab-indent",
         "unclosed-bracket",
         "duplicate-key",
+        "template-undefined-name",
+        "template-undefined-attribute",
+        "template-bad-filter",
+        "template-block-syntax-error",
+        "template-missing-block",
+        "template-unknown-task",
     } <= names
 
 
@@ -121,3 +127,26 @@ def test_plan_needs_an_observer_but_validate_accepts_it(
         f"{path}:6: roles.observer.count: 0 observers (expected at least 1 to run `plan`: "
         "the launcher reads the plan from it)\n"
     )
+
+
+@pytest.mark.parametrize("path", sorted(SPECS.glob("template-*.yaml")), ids=lambda p: p.stem)
+def test_plan_stops_at_a_bad_prompt_template_before_any_peer_starts(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The spec's templates are rendered on samples while it is loaded: no run directory is
+    made, no peer process is spawned."""
+    import subprocess
+    import tempfile
+
+    spawned: list[object] = []
+
+    def no_popen(*args: object, **kwargs: object) -> None:
+        spawned.append(args)
+        raise AssertionError("a peer process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_popen)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code, out, err = run_cli(monkeypatch, capsys, "plan", str(path))
+    assert (code, out) == (2, "")
+    assert err == f"{path}:{expectation(path)}\n"
+    assert spawned == [] and list(tmp_path.iterdir()) == []

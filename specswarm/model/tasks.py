@@ -44,7 +44,7 @@ from specswarm.model.parse import (
     parse_execution,
     parse_score,
 )
-from specswarm.model.prompts import render_prompt
+from specswarm.model.prompts import render_task_prompt
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, near_duplicate
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
@@ -204,7 +204,7 @@ def _request(settings: ModelSettings, kind: Kind, system: str, prompt: str) -> G
 
 def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts) -> T:
     """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try."""
-    system, prompt = render_prompt(_template(ask.spec.prompts, kind), **ask.context())
+    system, prompt = render_task_prompt(kind, _template(ask.spec.prompts, kind), ask.context())
     problem = ""
     for attempt in range(MAX_RETRIES + 1):
         asked = (

@@ -47,17 +47,13 @@ from jinja2.sandbox import SandboxedEnvironment
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from specswarm.errors import SpecSwarmError
+from specswarm.errors import TemplateError
 from specswarm.plan.views import Plan
 from specswarm.render.filters import FILTERS, fenced_lines
 from specswarm.resources import load_schema, template_dir
 
 FORMATS = ("markdown", "json", "spec")
 BUILTIN_TEMPLATES = {"markdown": "plan.md.j2", "spec": "spec.md.j2"}
-
-
-class TemplateError(SpecSwarmError):
-    """A user template could not be loaded or rendered (names the file and line)."""
 
 
 class PlanSchemaError(RuntimeError):

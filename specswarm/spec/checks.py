@@ -14,6 +14,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from specswarm import resources
 from specswarm.errors import SpecProblem
 from specswarm.spec._yaml import DocPath
+from specswarm.spec.prompting import template_problem
 from specswarm.spec.values import TASKS, Prompts, TreeLimits, normal_quorum
 from specswarm.spec.wording import Where, show
 
@@ -125,15 +126,22 @@ def _jinja_problem(text: str, label: str) -> str | None:
     return None
 
 
-def _read_template(path: Path, label: str) -> tuple[str | None, str | None]:
+def _read_text(path: Path, label: str) -> tuple[str | None, str | None]:
     """(text, None) or (None, what is wrong) for a template file."""
     if not path.is_file():
         return None, f"template file {label!r} not found (looked for {path})"
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8"), None
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read template file {label!r}: {exc}"
-    return text, _jinja_problem(text, label)
+
+
+def _read_template(path: Path, label: str) -> tuple[str | None, str | None]:
+    """(text, None) or (text or None, what is wrong) for a template file that must parse."""
+    text, problem = _read_text(path, label)
+    if text is not None:
+        problem = _jinja_problem(text, label)
+    return text, problem
 
 
 def _default_prompt(task: str) -> Path:
@@ -157,15 +165,21 @@ def prompts_from_files(
             path, label = base / Path(given[task]).expanduser(), given[task]
         else:
             path, label = _default_prompt(task), f"templates/prompts/{task}.j2"
-        text, problem = _read_template(path, label)
-        if problem:
-            problems.append(where.at(("prompts", task), problem))
+        text, problem = _read_text(path, label)
         if text is not None:
             texts[task] = text
+            problem = template_problem(text, task, label)
+        if problem:
+            problems.append(where.at(("prompts", task), problem))
     return Prompts(**{t: texts.get(t, "") for t in TASKS}), problems
 
 
-def prompts_from_text(data: Mapping[str, Any], where: Where) -> tuple[Prompts, list[SpecProblem]]:
+def prompts_from_text(
+    data: Mapping[str, Any], where: Where, *, rendered: bool = True
+) -> tuple[Prompts, list[SpecProblem]]:
+    """The prompt templates given as text. ``rendered``: checked by :func:`template_problem`
+    (rendered on each task's samples); else only parsed (a run event of an older version
+    may hold templates written for other variables; it still folds)."""
     given = data.get("prompts")
     given = given if isinstance(given, Mapping) else {}
     problems: list[SpecProblem] = []
@@ -179,7 +193,9 @@ def prompts_from_text(data: Mapping[str, Any], where: Where) -> tuple[Prompts, l
                 )
             )
         elif isinstance(given[task], str):
-            problem = _jinja_problem(given[task], f"prompts.{task}")
+            label = f"prompts.{task}"
+            text = given[task]
+            problem = template_problem(text, task, label) if rendered else _jinja_problem(text, label)
             if problem:
                 problems.append(where.at(("prompts", task), problem))
     return Prompts(**{t: given.get(t) or "" for t in TASKS}), problems

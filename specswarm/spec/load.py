@@ -3,13 +3,15 @@
 ``load_spec(path)`` reads the YAML a user writes (see ``goals/`` and
 ``schemas/goal.schema.json``), checks it against the schema and then for what
 a schema cannot say (a quorum larger than the scorers, template files that are
-missing or do not parse, ...), and raises one :class:`~specswarm.errors.SpecError`
-listing *every* problem as ``FILE:LINE: field.path: what is wrong (expected ...)``.
+missing, do not parse or fail on their task's sample data, ...), and raises one
+:class:`~specswarm.errors.SpecError` listing *every* problem as
+``FILE:LINE: field.path: what is wrong (expected ...)``.
 
 ``GoalSpec.to_json()`` gives the normalized dict of docs/ARCHITECTURE.md (all
 defaults filled in, prompt templates inlined as text) that travels in the
 ``run`` event; ``spec_from_json()`` is its inverse, for peers that learn the
-spec from the swarm, and validates just as strictly.
+spec from the swarm, and validates just as strictly (but only parses the
+prompt templates: see its docstring).
 """
 
 from __future__ import annotations
@@ -108,7 +110,10 @@ def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> Goal
     """Rebuild a GoalSpec from ``GoalSpec.to_json()`` output; raise SpecError if it is invalid.
 
     File paths are taken as they are (they name files on the machine that
-    started the run) and not checked here; ``source`` names the origin in messages.
+    started the run) and not checked here; prompt templates are parsed, not rendered on the
+    samples (a run recorded by an older version may give its templates other variables; it
+    still folds, and a template that fails at run time raises PromptTemplateError then);
+    ``source`` names the origin in messages.
     """
     where = Where(source)
     if not isinstance(d, Mapping):
@@ -117,7 +122,7 @@ def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> Goal
     problems = schema_problems(data, where) + semantic_problems(data, where)
     if "name" not in data:
         problems.append(where.at((), "missing required field 'name'", mode="parent"))
-    prompts, prompt_problems = prompts_from_text(data, where)
+    prompts, prompt_problems = prompts_from_text(data, where, rendered=False)
     problems += prompt_problems
     if problems:
         raise SpecError(unique(problems))
