@@ -561,6 +561,7 @@ def run_single_agent(
     leaf executed. A task that gives up leaves its node unsplit (or its leaf without a result)."""
     from specswarm.errors import ModelError
     from specswarm.model import TaskCounts, decompose, execute
+    from specswarm.plan.critics import relatives_in_tree
 
     counting = CountingModel(model)
     counts = TaskCounts()
@@ -594,7 +595,20 @@ def run_single_agent(
         siblings = [nodes[c] for c in parent.children if c != node.id] if parent else []
         work.calls += 1
         try:
-            children = decompose(counting, spec, node, chain(node), siblings, strategy, (), counts=counts)
+            # the swarm's decomposer, self-check and repairs included: (b) differs from the
+            # swarm only in having no rivals and no votes
+            children = decompose(
+                counting,
+                spec,
+                node,
+                chain(node),
+                siblings,
+                strategy,
+                (),
+                counts=counts,
+                relatives=relatives_in_tree(nodes, node.id),
+                strategies=spec.roles.decomposer.strategies,
+            )
         except ModelError as exc:
             node.failure = str(exc)
             work.notes.append(f"decompose gave up on {node.title!r}: {exc}")
