@@ -109,6 +109,7 @@ stops every peer and keeps the log), and killed a minute after that."""
 
 # extra table rows, after the quality metrics (keys are also the row labels)
 DISAGREE = "scorer disagreement (swarm)"
+REVISED = "revisions passing where the original failed (swarm)"
 CALLS = "model calls (tasks)"
 GENS = "generations"
 TOKENS = "tokens generated"
@@ -116,7 +117,7 @@ GEN_S = "generation s"
 WALL = "wall s"
 EXIT = "exit code"
 DELIVERED = "delivered"
-EXTRA_ROWS = (DISAGREE, CALLS, GENS, TOKENS, GEN_S, WALL, EXIT, DELIVERED)
+EXTRA_ROWS = (DISAGREE, REVISED, CALLS, GENS, TOKENS, GEN_S, WALL, EXIT, DELIVERED)
 
 
 # --------------------------------------------------------------------------- progress
@@ -239,6 +240,27 @@ def swarm_command(spec_path: Path, gdir: Path, timeout: float | None) -> list[st
         "--quiet",
     ]
     return cmd + (["--timeout", f"{timeout:g}"] if timeout else [])
+
+
+def revision_outcomes(plan: Any) -> Score:
+    """Share of the revisions (a proposal that ``revises`` a rejected one) that most of their
+    voters approved: how often the refine loop turned critiques into a fix. Items: the
+    revisions that still failed."""
+    revised, passed, items = 0, 0, []
+    for node in plan.walk():
+        by_id = {p.id: p for p in node.proposals}
+        for p in node.proposals:
+            original = by_id.get(p.revises) if p.revises else None
+            if original is None or not p.votes:
+                continue
+            revised += 1
+            if sum(v.approve for v in p.votes) * 2 > len(p.votes):
+                passed += 1
+            else:
+                items.append(
+                    Offence((node.id, p.id[:16]), f"revision of a {p.strategy!r} split of {node.title!r}")
+                )
+    return Score(passed / revised if revised else math.nan, tuple(items), passed, revised)
 
 
 def scorer_disagreement(plan: Any) -> Score:
@@ -703,11 +725,13 @@ class SystemRun:
     work: Work
     scores: dict[str, Score] = field(default_factory=dict)
     disagreement: Score | None = None
+    revisions: Score | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.scores) if self.tree is not None else dict.fromkeys(METRICS)
         out[DISAGREE] = self.disagreement
+        out[REVISED] = self.revisions
         out.update(self.work.rows())
         return out
 
@@ -716,6 +740,7 @@ class SystemRun:
             "system": self.name,
             "metrics": {k: score_json(s) for k, s in self.scores.items()},
             "scorer_disagreement": score_json(self.disagreement) if self.disagreement else None,
+            "revisions_passing": score_json(self.revisions) if self.revisions else None,
             "calls": self.work.calls,
             "generations": self.work.generations,
             "tokens": self.work.tokens,
@@ -755,6 +780,7 @@ def run_goal(
     swarm = SystemRun("swarm", tree, work)
     if plan is not None:
         swarm.disagreement = scorer_disagreement(plan)
+        swarm.revisions = revision_outcomes(plan)
 
     settings = spec.model
     if scripted:
@@ -811,6 +837,7 @@ SUMMARY_COLS: Mapping[str, str] = {
     "result_repeats": "res-repeat",
     "leaf_specificity": "specific",
     DISAGREE: "disagree",
+    REVISED: "rev-pass",
 }
 
 

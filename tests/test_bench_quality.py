@@ -25,6 +25,7 @@ from quality_metrics import METRICS  # noqa: E402
 SYSTEMS = ("swarm", "one-shot", "single-agent")
 EXTRA_ROWS = (
     "scorer disagreement (swarm)",
+    "revisions passing where the original failed (swarm)",
     "model calls (tasks)",
     "generations",
     "tokens generated",
