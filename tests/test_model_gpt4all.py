@@ -107,3 +107,14 @@ def test_filtered_stderr_drops_only_the_harmless_lines(capfd: pytest.CaptureFixt
         os.write(2, b"Failed to load libllamamodel-mainline-cuda.so: dlopen: nope\n")
         os.write(2, b"real problem\n")
     assert capfd.readouterr().err == "real problem\n"
+
+
+def test_threads_zero_leaves_one_core_to_the_swarm(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from specswarm.model._common import model_threads
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert model_threads(0) == 3 and model_threads(2) == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert model_threads(0) == 1

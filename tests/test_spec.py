@@ -100,7 +100,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "top_k": 1,
             "seed": 42,
             "repeat_penalty": 1.1,
-            "threads": 2,
+            "threads": 0,
             "cassette": None,
             "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
             "model_weight": 0.2,

@@ -15,3 +15,16 @@ def cut_at_stop(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
     """Cut ``text`` at the earliest stop string; return (text, whether one was found)."""
     cut = min((i for s in stops if s and (i := text.find(s)) >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+def model_threads(setting: int) -> int:
+    """The CPU threads a model process uses: ``setting``, or for 0 one less than this machine's
+    cores (at least 1). Peers on one machine take turns on the model, but their networking
+    keeps running: a model thread that waits at llama.cpp's spinning barrier for a sibling the
+    OS has not scheduled wastes its turn (docs/MODELS.md)."""
+    if setting > 0:
+        return setting
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores - 1)

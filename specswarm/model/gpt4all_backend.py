@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError
-from specswarm.model._common import N_BATCH, N_CTX, cut_at_stop
+from specswarm.model._common import N_BATCH, N_CTX, cut_at_stop, model_threads
 from specswarm.model.base import Generation, GenerationRequest
 from specswarm.spec import ModelSettings
 
@@ -110,7 +110,7 @@ class Gpt4AllModel:
     @classmethod
     def from_settings(cls, settings: ModelSettings) -> Gpt4AllModel:
         """Pick the file from a spec's model settings: ``file``, else ``name``, else embedded."""
-        threads = settings.threads
+        threads = model_threads(settings.threads)
         if settings.file:
             path = settings.file.expanduser()
             if not path.is_file():

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError
-from specswarm.model._common import N_BATCH, N_CTX, cut_at_stop
+from specswarm.model._common import N_BATCH, N_CTX, cut_at_stop, model_threads
 from specswarm.model.base import Generation, GenerationRequest
 from specswarm.spec import ModelSettings
 
@@ -35,7 +35,7 @@ class LlamaModel:
     @classmethod
     def from_settings(cls, settings: ModelSettings) -> LlamaModel:
         """Pick the file from a spec's model settings: ``file``, else embedded."""
-        threads = settings.threads
+        threads = model_threads(settings.threads)
         if settings.name:
             raise ModelError(
                 "model.name (a gpt4all catalogue name) needs backend gpt4all; "

@@ -171,8 +171,9 @@ class ModelSettings:
     """Random seed."""
     repeat_penalty: float = 1.1
     """Penalty on repeated tokens (stops small models from looping)."""
-    threads: int = 2
-    """CPU threads per model process."""
+    threads: int = 0
+    """CPU threads per model process; 0 (the default): one less than this machine's cores, at
+    least 1 (the swarm's own peers need the rest; see docs/MODELS.md)."""
     cassette: Path | None = None
     """Recorded outputs (absolute): replayed by ``replay``, recorded into by real backends."""
     max_tokens: TokenLimits = TokenLimits()
