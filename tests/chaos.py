@@ -11,7 +11,14 @@ raises AssertionError when an invariant breaks and returns a short dict of what 
 
 Invariants checked after every fault: the plan converges; every surviving peer and the observer
 report one and the same complete digest; the observer's event log folds to that digest; and
-every proposal that was accepted when the fault struck is still accepted at the end.
+every proposal that was accepted when the fault struck is still accepted at the end. These
+peers are started by the harness itself, so a peer killed here stays dead (nothing restarts it).
+
+The healing scenarios (``restart_scorers``, ``restart_executor``, ``no_restart_scorers``,
+``no_restart_executor``) go through ``specswarm plan`` instead (tests/plankit.py) and kill the
+launcher's own peers: by default the launcher restarts them and the plan converges with them
+taking part again; with ``--no-restart`` it stops within seconds, naming the role it is short
+of. Each returns the seconds from the fault to what followed.
 """
 
 from __future__ import annotations
@@ -30,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.plan.fold import FoldState, Plan
-from specswarm.protocol.events import Event, admit, check_event, make_run_event
+from specswarm.protocol.events import Event, admit, check_event, make_run_event, read_event_log
 from specswarm.protocol.identity import Identity
 from specswarm.swarm.launcher import PeerProc, free_port, peer_command
+from tests.plankit import PlanRun, plan_env, read_report
 from tests.swarmkit import swarm_spec
 
 CONVERGE_TIMEOUT = 120.0
@@ -552,6 +560,243 @@ def gossip_loss(workdir: Path, seed: int) -> dict[str, Any]:
         return {"lost": lost, "synced": synced}
 
 
+# ---------------------------------------------------------------- healing: through `specswarm plan`
+
+HEAL_FAIL_FAST = 15.0
+"""With --no-restart, `specswarm plan` must have exited this many seconds after the fatal kill."""
+
+
+def heal_spec(
+    workdir: Path, *, scorers: int = 3, executors: int = 1, quorum: Any = 2, depth: int = 2
+) -> Path:
+    """A small spec for a launched run (scripted model), written into ``workdir``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "spec.yaml"
+    path.write_text(
+        f"""name: heal
+goal: Plan a weekend in Lisbon
+context: Two adults, spring, mid-range budget.
+quorum: {quorum}
+roles:
+  decomposer: {{count: 1, strategies: [by place]}}
+  scorer: {{count: {scorers}}}
+  executor: {{count: {executors}}}
+  observer: {{count: 1}}
+tree: {{max_depth: {depth}, min_children: 2, max_children: 3}}
+model: {{backend: scripted}}
+budget: {{seconds: 240, settle_seconds: 1.0, claim_timeout: 60}}
+"""
+    )
+    return path
+
+
+def _launch(workdir: Path, *extra: str) -> tuple[PlanRun, dict[str, Path]]:
+    files = {
+        "out": workdir / "plan.md",
+        "events": workdir / "events.jsonl",
+        "report": workdir / "report.json",
+    }
+    args = [str(workdir / "spec.yaml"), *(f"--{k}={v}" for k, v in files.items()), *extra]
+    return PlanRun(*args, env=plan_env() | {"TMPDIR": str(workdir)}), files  # peers' logs land in workdir
+
+
+def _fault_moment(run: PlanRun, rng: random.Random) -> str:
+    """Wait for a moment the seed picks, while splits are still to be voted on."""
+    moment = rng.choice(["first vote", "root accepted"])
+    if moment == "root accepted":
+        run.wait_line(r"split accepted: 'Plan a weekend", 120)
+    else:
+        deadline = time.monotonic() + 120
+        while not any(n.proposals and n.proposals[0].votes for n in run.plan_of("observer-0").walk()):
+            assert time.monotonic() < deadline, "no vote in 120 s:\n" + run.stderr[-3000:]
+            assert run.proc.poll() is None, "plan exited early:\n" + run.stderr[-3000:]
+            time.sleep(0.02)
+    return moment
+
+
+def _new_events(run: PlanRun, seat: str, before: set[str]) -> list[Event]:
+    """Events ``seat`` authored that were not in its own log when it was killed."""
+    mine = run.log_events(seat)
+    author = next((e.author for e in mine if e.kind == "join"), None)
+    return [e for e in mine if e.author == author and e.id not in before]
+
+
+def _watch_return(
+    run: PlanRun, victims: list[str], killed: dict[str, tuple[int, float, set[str]]], timeout: float
+) -> tuple[int, dict[str, float]]:
+    """Poll until `plan` exits; when each victim came back (a new process in its seat) and first
+    published again (an event of its own in its log that was not there at its death)."""
+    back: dict[str, float] = {}
+    acted: dict[str, float] = {}
+    deadline = time.monotonic() + timeout
+    while run.proc.poll() is None:
+        assert time.monotonic() < deadline, f"plan still running after {timeout:g} s:\n" + run.stderr[-3000:]
+        for seat in victims:
+            pid, _, before = killed[seat]
+            if seat not in back and (new := run.pid(seat)) is not None and new != pid:
+                back[seat] = time.monotonic()
+            if seat not in acted and _new_events(run, seat, before):
+                acted[seat] = time.monotonic()
+        time.sleep(0.05)
+    code = run.wait(30)
+    times = {f"{s}_back": t for s, t in back.items()} | {f"{s}_acted": t for s, t in acted.items()}
+    return code, times
+
+
+def _kill(run: PlanRun, seat: str) -> tuple[int, float, set[str]]:
+    pid, at = run.kill(seat)
+    return pid, at, {e.id for e in run.log_events(seat)}
+
+
+def _assert_no_work_twice(events: list[Event]) -> None:
+    joins = Counter((e.author, e.body.role) for e in events if e.kind == "join")
+    assert set(joins.values()) == {1}, joins
+    votes = Counter((e.author, e.body.proposal) for e in events if e.kind == "vote")
+    assert set(votes.values()) == {1}, [k for k, v in votes.items() if v > 1]
+    assert set(results_per_leaf(events).values()) == {1}, results_per_leaf(events)
+
+
+def restart_scorers(workdir: Path, seed: int) -> dict[str, Any]:
+    """Quorum 2 of 3 scorers; SIGKILL two of them: the launcher restarts both in their seats, they
+    resume from their own logs and vote again, and the plan converges."""
+    rng = random.Random(f"restart-scorers:{seed}")
+    heal_spec(workdir)
+    run, files = _launch(workdir)
+    with run:
+        moment = _fault_moment(run, rng)
+        victims = sorted(rng.sample(run.seats("scorer"), 2))
+        killed = {seat: _kill(run, seat) for seat in victims}
+        fault = max(at for _, at, _ in killed.values())
+        code, times = _watch_return(run, victims, killed, 240)
+    assert code == 0, run.stderr[-3000:]
+    report = read_report(files["report"])
+    final = FoldState(read_event_log(files["events"]).events).plan()
+    assert final.complete and final.digest == report["digest"], report
+    peers = {p["name"]: p for p in report["peers"]}
+    for seat in victims:
+        assert f"{seat} exited -9; restarting (1/3)" in run.stderr, run.stderr[-3000:]
+        assert (peers[seat]["restarts"], peers[seat]["deaths"]) == (1, [-9]), peers[seat]
+        # it resumed: a new process in its seat, which took the swarm's events into its own log and
+        # reported the final digest
+        assert f"{seat}_back" in times, times
+        assert peers[seat]["digest"] == final.digest, f"{seat} did not catch up: {peers[seat]}"
+    # the restarted scorers took part: votes or ballots of theirs that they published after the restart
+    after = [e for seat in victims for e in _new_events(run, seat, killed[seat][2])]
+    assert any(e.kind in ("vote", "ballot") for e in after), "the restarted scorers published nothing"
+    _assert_no_work_twice(read_event_log(files["events"]).events)
+    acted = [times[f"{s}_acted"] for s in victims if f"{s}_acted" in times]
+    return {
+        "moment": moment,
+        "victims": victims,
+        "back_s": round(max(times[f"{s}_back"] for s in victims) - fault, 1),
+        "first_new_vote_s": round(min(acted) - fault, 1) if acted else None,
+        "converged_s": round(run.ended - fault, 1),
+    }
+
+
+def restart_executor(workdir: Path, seed: int) -> dict[str, Any]:
+    """The only executor is SIGKILLed while it holds a claim: the launcher restarts it, it finishes
+    the leaf it held under the same claim (no second claim, no second result) and the rest."""
+    rng = random.Random(f"restart-executor:{seed}")
+    heal_spec(workdir, scorers=1, quorum=1, depth=1 + rng.randrange(2))
+    run, files = _launch(workdir)
+    with run:
+        held = _wait_held_claim(run, "executor-0", skip=rng.randrange(2))
+        killed = {"executor-0": _kill(run, "executor-0")}
+        fault = killed["executor-0"][1]
+        code, times = _watch_return(run, ["executor-0"], killed, 240)
+    assert code == 0, run.stderr[-3000:]
+    assert "executor-0 exited -9; restarting (1/3)" in run.stderr, run.stderr[-3000:]
+    events = read_event_log(files["events"]).events
+    final = FoldState(events).plan()
+    assert final.complete, run.stderr[-3000:]
+    leaf = final.nodes[held.body.leaf]
+    assert leaf.result is not None and leaf.result.claim == held.id, (
+        "the held leaf was not finished under its claim"
+    )
+    assert [c.id for c in leaf.claims] == [held.id], leaf.claims
+    after = _new_events(run, "executor-0", killed["executor-0"][2])
+    assert any(e.kind == "result" and e.body.leaf == leaf.id for e in after), after
+    _assert_no_work_twice(events)
+    report = read_report(files["report"])
+    assert next(p for p in report["peers"] if p["name"] == "executor-0")["restarts"] == 1, report["peers"]
+    return {
+        "leaves": len(final.leaves()),
+        "back_s": round(times["executor-0_back"] - fault, 1),
+        "held_leaf_done_s": round(times["executor-0_acted"] - fault, 1),
+        "converged_s": round(run.ended - fault, 1),
+    }
+
+
+def _wait_held_claim(run: PlanRun, seat: str, skip: int) -> Event:
+    """A claim of ``seat`` that wins a leaf without a result, as the observer has heard it (after
+    ``skip`` leaves were done)."""
+    deadline = time.monotonic() + 120
+    author = None
+    while time.monotonic() < deadline:
+        assert run.proc.poll() is None, "plan exited early:\n" + run.stderr[-3000:]
+        author = author or next((e.author for e in run.log_events(seat) if e.kind == "join"), None)
+        plan = run.plan_of("observer-0")
+        done = sum(1 for n in plan.leaves() if n.result)
+        for leaf in plan.leaves():
+            if done >= skip and leaf.result is None and leaf.claim and leaf.claim_holder == author:
+                claim = next(e for e in run.log_events("observer-0") if e.id == leaf.claim)
+                return claim
+        time.sleep(0.02)
+    raise AssertionError(f"{seat} held no claim in 120 s:\n" + run.stderr[-3000:])
+
+
+def _no_restart(run: PlanRun, files: dict[str, Path], fault: float, role: str, needed: str) -> dict[str, Any]:
+    code = run.wait(HEAL_FAIL_FAST + 30)
+    took = run.ended - fault
+    assert code == 1, run.stderr[-3000:]
+    assert took < HEAL_FAIL_FAST, f"exited {took:.1f} s after the fault:\n" + run.stderr[-3000:]
+    err = run.stderr
+    assert "the run can no longer complete" in err, err[-3000:]
+    assert f"short of {role}s: {needed} needed" in err, err[-3000:]
+    assert "not restarted: restarts are off (--no-restart)" in err, err[-3000:]
+    assert f"partial plan written to {files['out']}" in err and files["out"].exists(), err[-3000:]
+    assert f"--resume {files['events']}" in err, err[-3000:]
+    assert read_event_log(files["events"]).events, "no event log written"
+    report = read_report(files["report"])
+    assert report["exit_code"] == 1 and not report["complete"], report
+    assert all(p["restarts"] == 0 for p in report["peers"]), report["peers"]
+    return {
+        "fault_to_exit_s": round(took, 1),
+        "message": next(ln for ln in err.splitlines() if "short of" in ln),
+    }
+
+
+def no_restart_scorers(workdir: Path, seed: int) -> dict[str, Any]:
+    """Quorum 2 of 3 scorers, --no-restart: SIGKILL two; `plan` exits 1 within seconds, naming the
+    scorers, the quorum, the one alive and the dead with their exit codes."""
+    rng = random.Random(f"no-restart-scorers:{seed}")
+    heal_spec(workdir)
+    run, files = _launch(workdir, "--no-restart")
+    with run:
+        moment = _fault_moment(run, rng)
+        victims = sorted(rng.sample(run.seats("scorer"), 2))
+        fault = max(_kill(run, seat)[1] for seat in victims)
+        info = _no_restart(run, files, fault, "scorer", "2")
+    (alive,) = set(run.seats("scorer")) - set(victims)
+    dead = ", ".join(f"{v} (exit -9)" for v in victims)
+    assert "(the quorum; " in info["message"] and f"1 alive ({alive}); dead: {dead}" in info["message"], info
+    return {"moment": moment, "victims": victims, **info}
+
+
+def no_restart_executor(workdir: Path, seed: int) -> dict[str, Any]:
+    """The only executor is SIGKILLed with --no-restart: `plan` exits 1 within seconds, naming it."""
+    rng = random.Random(f"no-restart-executor:{seed}")
+    heal_spec(workdir, scorers=1, quorum=1, depth=1)
+    run, files = _launch(workdir, "--no-restart")
+    with run:
+        _wait_held_claim(run, "executor-0", skip=rng.randrange(2))
+        fault = _kill(run, "executor-0")[1]
+        info = _no_restart(run, files, fault, "executor", "1")
+    assert "0 alive; dead: executor-0 (exit -9)" in info["message"], info
+    return info
+
+
 SCENARIOS: dict[str, Callable[[Path, int], dict[str, Any]]] = {
     "kill_decomposer": kill_decomposer,
     "kill_scorer": kill_scorer,
@@ -559,4 +804,8 @@ SCENARIOS: dict[str, Callable[[Path, int], dict[str, Any]]] = {
     "kill_first_peer": kill_first_peer,
     "late_joiners": late_joiners,
     "gossip_loss": gossip_loss,
+    "restart_scorers": restart_scorers,
+    "restart_executor": restart_executor,
+    "no_restart_scorers": no_restart_scorers,
+    "no_restart_executor": no_restart_executor,
 }

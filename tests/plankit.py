@@ -45,6 +45,8 @@ class PlanRun:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self._workdir: Path | None = None
+        self.ended = 0.0
+        """When the process was seen to exit (0 while it runs)."""
         self._tails: dict[Path, tuple[int, FoldState]] = {}
 
     def _read(self) -> None:
@@ -68,10 +70,12 @@ class PlanRun:
         raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n" + self.stderr[-3000:])
 
     def wait(self, timeout: float = 240) -> int:
+        """Its exit code, once it exits (``ended``: when that was seen)."""
         try:
             code = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"plan still running after {timeout} s:\n" + self.stderr[-3000:]) from None
+        self.ended = self.ended or time.monotonic()
         self._reader.join(timeout=10)
         return code
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import trio
 
 from specswarm.plan.fold import FoldState
@@ -165,6 +166,15 @@ def test_a_seat_that_exits_0_or_deterministically_is_not_restarted(tmp_path: Pat
     assert said == ["scorer-3 exited 1; not restarted: restarts are off (--no-restart)"]
 
 
+def test_a_seat_that_could_not_listen_on_its_port_is_restarted_on_another(tmp_path: Path) -> None:
+    p = _peer(tmp_path, "scorer", 1)
+    p.port = 1
+    said = "error: cannot listen on /ip4/127.0.0.1/tcp/1: in use"
+    script = f"import sys; print({said!r}, file=sys.stderr); sys.exit(1)"
+    _keep(p, script, RestartPolicy(backoff=(0.01,)))
+    assert p.restarts == 1 and p.port != 1 and p.lost
+
+
 def test_the_event_log_appends_only_what_it_does_not_hold_and_drops_a_torn_line(tmp_path: Path) -> None:
     path = tmp_path / "peer.jsonl"
     path.write_text('{"a":1}\n{"b":2}\n{"c":')  # killed in the middle of the third line
@@ -188,3 +198,27 @@ def test_plan_has_a_no_restart_switch() -> None:
 
     out = CliRunner().invoke(app, ["plan", "--help"]).output
     assert "--no-restart" in out
+
+
+def test_a_port_left_in_time_wait_by_a_dead_peer_is_free_again_but_a_listened_one_is_not() -> None:
+    import socket
+
+    import multiaddr
+
+    from specswarm.errors import TransportError
+    from specswarm.transport.p2p import _check_port_free
+
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    listen = f"/ip4/127.0.0.1/tcp/{port}"
+    with pytest.raises(TransportError, match=f"^cannot listen on {listen}: "):
+        _check_port_free(listen, multiaddr.Multiaddr(listen))  # someone listens there
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = server.accept()
+    accepted.close()  # the listening side closes first: its end of the connection is in TIME_WAIT
+    client.close()
+    server.close()
+    _check_port_free(listen, multiaddr.Multiaddr(listen))

@@ -126,7 +126,10 @@ def _check_port_free(listen: str, addr: multiaddr.Multiaddr) -> None:
     """Refuse a fixed port that another process holds.
 
     py-libp2p listens with SO_REUSEPORT, so a second peer on a taken port would
-    *share* it (the kernel then splits incoming connections between them).
+    *share* it (the kernel then splits incoming connections between them). The probe
+    sets SO_REUSEADDR (as the listener does): connections of a peer that just died,
+    lingering in TIME_WAIT on the port, do not make it taken -- a peer restarted on its
+    own port must get it back.
     """
     for proto, family in (("ip4", socket.AF_INET), ("ip6", socket.AF_INET6)):
         try:
@@ -136,6 +139,7 @@ def _check_port_free(listen: str, addr: multiaddr.Multiaddr) -> None:
         if not port:
             return
         with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((host, port))
             except OSError as exc:

@@ -3,7 +3,8 @@
 :func:`keep` runs one seat for the whole launch: it starts the peer, supervises it, and when
 the process dies (a nonzero exit or a signal) while the run is not over, starts it again with
 the same key, port and event log — the peer preloads its own log, so it resumes from what it
-published before and does nothing twice. Restarts are bounded (:class:`RestartPolicy`: 3 per
+published before and does nothing twice (a peer that could not listen on its port again
+moves to a free one). Restarts are bounded (:class:`RestartPolicy`: 3 per
 seat, after 0.5 s, 1 s, 2 s). A peer that exits 0 was stopped on purpose; one that exits with
 :data:`~specswarm.swarm.peer.DETERMINISTIC_EXIT` would fail the same way again, so it is not
 restarted (the watcher stops the run); the observer is never restarted (the launcher reads
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from specswarm.swarm.launcher.procs import PeerProc, spawn, supervise
+from specswarm.swarm.launcher.procs import PeerProc, free_port, last_words, spawn, supervise
 from specswarm.swarm.launcher.progress import Progress
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
@@ -82,6 +83,8 @@ async def keep(p: PeerProc, command: Callable[[], list[str]], seats: Seats) -> N
             if p.role != "observer" and code != DETERMINISTIC_EXIT:
                 seats.note(f"{p.name} exited {code}; not restarted: {why}")
             return
+        if "cannot listen on" in last_words(p):  # its port was taken meanwhile: move to a free one
+            p.port = free_port()
         delay = seats.policy.backoff[p.restarts]
         p.restarts += 1
         seats.note(f"{p.name} exited {code}; restarting ({p.restarts}/{seats.policy.limit}) in {delay:g} s")
