@@ -63,11 +63,43 @@ def _write_output(text: str, out: Path | None) -> None:
         typer.echo(f"wrote {out}", err=True)
 
 
+class Kind(str, Enum):
+    trip = "trip"
+    software = "software"
+    event = "event"
+    blank = "blank"
+
+
+@app.command()
+def init(
+    file: Annotated[
+        Path | None, typer.Argument(help="Where to write the spec (default: ./<words-of-the-goal>.yaml).")
+    ] = None,
+    kind: Annotated[Kind, typer.Option("--kind", "-k", help="Which template to start from.")] = Kind.blank,
+    goal: Annotated[
+        str | None, typer.Option("--goal", "-g", help="The goal, one sentence (asked for on a terminal).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            help="What the first line's $schema names (default: specswarm's goal schema, by a relative path inside a checkout, else by its absolute path).",
+        ),
+    ] = None,
+) -> None:
+    """Write a commented goal spec for a kind of goal, and validate it."""
+    from specswarm.cli.init import run_init
+
+    run_init(file, kind.value, goal, force, schema)
+
+
 @app.command()
 def validate(
     specs: Annotated[list[Path], typer.Argument(help="Goal spec files (YAML).")],
 ) -> None:
     """Check goal specs; print one `FILE:LINE: field.path: problem` line per problem."""
+    from specswarm.cli.init import validate_line
     from specswarm.spec import load_spec
 
     problems: list[str] = []
@@ -77,7 +109,7 @@ def validate(
         except SpecError as exc:
             problems.extend(str(p) for p in exc.problems)
         else:
-            typer.echo(f"{path}: ok ({spec.name}: {spec.goal!r})")
+            typer.echo(validate_line(path, spec.name, spec.goal))
     if problems:
         for line in problems:
             typer.secho(line, fg=typer.colors.RED, err=True)
