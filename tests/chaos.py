@@ -797,6 +797,47 @@ def no_restart_executor(workdir: Path, seed: int) -> dict[str, Any]:
     return info
 
 
+def failing_template(workdir: Path, seed: int) -> dict[str, Any]:
+    """A prompt template that passes the load-time checks (every sample renders) but fails on the
+    run's own data: the peer that renders it exits 2, and `plan` stops at once with its message
+    and exits 2 -- no restart, no waiting for the budget."""
+    task, role = (("decompose", "decomposer"), ("execute", "executor"))[seed % 2]  # seeds 0, 1: both
+    heal_spec(workdir, scorers=1, quorum=1, depth=1)
+    # the samples' goal has six words; this run's has five
+    default = (Path(__file__).resolve().parent.parent / "templates" / "prompts" / f"{task}.j2").read_text()
+    (workdir / f"{task}.j2").write_text(
+        default.replace("{% block prompt %}", "{% block prompt %}\nIn short: {{ goal.split()[5] }}", 1)
+    )
+    spec = workdir / "spec.yaml"
+    spec.write_text(spec.read_text() + f"prompts: {{{task}: {task}.j2}}\n")
+    run, files = _launch(workdir)
+    with run:
+        pid, died = None, None  # the failing peer's process, and when it was seen gone
+        while run.proc.poll() is None:
+            seat = next(iter(run.seats(role)), None)
+            now = run.pid(seat) if seat else None
+            pid = pid or now
+            if pid is not None and now is None and died is None:
+                died = time.monotonic()
+            time.sleep(0.02)
+        code = run.wait(30)
+    err = run.stderr
+    assert code == 2, err[-3000:]
+    assert f"a peer failed for good: {role}-0 exited 2: cannot render prompts.{task}:" in err, err[-3000:]
+    assert "list object has no element 5" in err and "restarting" not in err, err[-3000:]
+    assert "fix the spec and start the run again" in err and "--resume" not in err, err[-3000:]
+    report = read_report(files["report"])
+    assert report["exit_code"] == 2 and all(p["restarts"] == 0 for p in report["peers"]), report
+    assert died is not None, "the failing peer was never seen to exit"
+    took = run.ended - died
+    assert took < HEAL_FAIL_FAST, f"exited {took:.1f} s after the peer failed:\n" + err[-3000:]
+    return {
+        "task": task,
+        "fault_to_exit_s": round(took, 1),
+        "start_to_exit_s": round(run.ended - run.started, 1),
+    }
+
+
 SCENARIOS: dict[str, Callable[[Path, int], dict[str, Any]]] = {
     "kill_decomposer": kill_decomposer,
     "kill_scorer": kill_scorer,
@@ -808,4 +849,5 @@ SCENARIOS: dict[str, Callable[[Path, int], dict[str, Any]]] = {
     "restart_executor": restart_executor,
     "no_restart_scorers": no_restart_scorers,
     "no_restart_executor": no_restart_executor,
+    "failing_template": failing_template,
 }
