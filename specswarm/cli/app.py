@@ -140,6 +140,36 @@ def render(
 
 
 @app.command()
+def diff(
+    old: Annotated[Path, typer.Argument(help="The earlier plan (JSON: render or plan --format json).")],
+    new: Annotated[Path, typer.Argument(help="The later plan (JSON).")],
+) -> None:
+    """Compare two JSON plans node by node, content only; exit 0 same, 1 different, 2 unreadable."""
+    from specswarm.render.diff import PlanDocumentError, diff_plans, format_changes, parse_plan
+
+    trees = []
+    for path in (old, new):
+        try:
+            trees.append(parse_plan(path.read_text(encoding="utf-8-sig")))
+        except OSError as exc:
+            _refuse(f"{path}: cannot read the plan: {exc.strerror or exc}")
+        except UnicodeDecodeError:
+            _refuse(f"{path}: cannot read the plan: not UTF-8 text")
+        except PlanDocumentError as exc:
+            _refuse(f"{path}: {exc}")
+    changes = diff_plans(trees[0], trees[1])
+    typer.echo(format_changes(changes, str(old), str(new)), nl=False)
+    if changes:
+        raise typer.Exit(1)
+
+
+def _refuse(message: str) -> NoReturn:
+    """Bad input to a command that is not a spec: one red line, exit 2."""
+    typer.secho(message, fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
 def plan(
     spec: Annotated[Path, typer.Argument(help="Goal spec (YAML).")],
     format: Annotated[
