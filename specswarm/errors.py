@@ -8,6 +8,7 @@
     ├── ModelError                  the local model failed (missing file, garbage after retries)
     │   ├── ReplayMissError         a replay cassette holds no recording for a prompt
     │   └── GaveUpError             no usable answer after every retry (``specswarm.model.tasks``)
+    ├── EndpointError               a model endpoint cannot serve the spec (exit 2): names the field
     ├── TemplateError               a user template cannot be loaded or rendered (``specswarm.render``)
     │   └── PromptTemplateError     a prompt template fails on a task's data (exit 2)
     ├── TransportError              libp2p / network problems (bad multiaddr, dial failure, no answer)
@@ -15,8 +16,9 @@
         └── InterruptedRunError     a run or a peer was stopped by a signal (exit 130)
 
 Each class states the exit code ``specswarm`` ends with when such an error stops a command
-(``exit_code``: 2 for a SpecError or a PromptTemplateError, 130 for an InterruptedRunError, 1 for
-every other one); the CLI (``specswarm.cli``) is the only place that turns errors into that exit and red text.
+(``exit_code``: 2 for a SpecError, an EndpointError or a PromptTemplateError, 130 for an
+InterruptedRunError, 1 for every other one); the CLI (``specswarm.cli``) is the only place
+that turns errors into that exit and red text.
 """
 
 from __future__ import annotations
@@ -69,6 +71,24 @@ class ModelError(SpecSwarmError):
 
 class ReplayMissError(ModelError):
     """A replay cassette holds no recording for the prompt asked."""
+
+
+class EndpointError(SpecSwarmError):
+    """An OpenAI-compatible endpoint cannot serve what the spec's model section asks, and asking
+    again will not help: it cannot be reached (at the preflight), refuses the API key, does not
+    serve the model named, or its context is too small for a prompt. ``field`` is the model
+    section's field to fix (``base_url``, ``api_key_env``, ``name``, ``max_tokens``); ``str(e)``
+    reads ``model.FIELD: what is wrong``. Deliberately *not* a :class:`ModelError` (which a role
+    counts and retries): the spec must change, so the peer stops (exit 2), like a spec error."""
+
+    exit_code: ClassVar[int] = 2
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(f"model.{field}: {detail}")
+        self.field = field
+        """The field of a model section the problem names (``base_url``, ``name``, ...)."""
+        self.detail = detail
+        """What is wrong, without the field."""
 
 
 class TemplateError(SpecSwarmError):

@@ -102,7 +102,7 @@ def test_load_model_backends(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="model.backend 'replay' needs model.cassette"):
         load_model(ModelSettings(backend="replay", cassette=None))
     with pytest.raises(
-        ModelError, match="model.backend must be one of gpt4all, replay, scripted, llama; got 'gpt5'"
+        ModelError, match="model.backend must be one of gpt4all, replay, scripted, llama, openai; got 'gpt5'"
     ):
         load_model(ModelSettings(backend="gpt5"))  # type: ignore[arg-type]
     with pytest.raises(ModelError, match=r"model.file '.*missing.gguf' does not exist"):

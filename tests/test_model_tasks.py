@@ -263,6 +263,8 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "varied": 0,
         "failures": {},
         "bad_outputs": {"decompose": 1},
+        "structured": {},
+        "free": {"decompose": 2},  # a scripted model holds nothing to a schema
     }
     assert TaskCounts().to_json() == {
         "retries": 0,
@@ -273,6 +275,8 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "varied": 0,
         "failures": {},
         "bad_outputs": {},
+        "structured": {},
+        "free": {},
     }
 
 

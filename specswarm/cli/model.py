@@ -1,4 +1,4 @@
-"""``specswarm model info | prepare | try``: look after the embedded model.
+"""``specswarm model info | prepare | try``: look after the embedded model, try any backend.
 
 Errors are raised as :class:`~specswarm.errors.SpecSwarmError` subclasses and
 turned into red text and exit codes by :mod:`specswarm.cli`, like everywhere else.
@@ -9,11 +9,15 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-model_app = typer.Typer(help="The embedded local model: status, assembly, a quick try.", no_args_is_help=True)
+model_app = typer.Typer(
+    help="The model: the embedded one's status and assembly, a quick try of any backend.",
+    no_args_is_help=True,
+)
 
 
 def _progress_printer(label: str) -> Callable[[int, int], None]:
@@ -61,14 +65,53 @@ def try_(
     prompt: Annotated[str, typer.Argument(help="What to ask the model.")],
     system: Annotated[str, typer.Option(help="System prompt.")] = "You are a concise assistant.",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 200,
-    threads: Annotated[int, typer.Option(min=1)] = 2,
+    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (gpt4all, llama).")] = None,
+    spec: Annotated[
+        Path | None, typer.Option("--spec", help="Use this goal spec's model section (checked first).")
+    ] = None,
+    role: Annotated[
+        str | None,
+        typer.Option("--role", help="With --spec: the model of this role (its own section, if any)."),
+    ] = None,
+    backend: Annotated[
+        str | None, typer.Option("--backend", help="gpt4all (default), llama, openai, replay, scripted.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="openai: the API root, e.g. http://localhost:11434/v1.")
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="openai: the model id the endpoint serves (gpt4all: a catalogue name)."),
+    ] = None,
 ) -> None:
-    """Generate one answer from the default model (greedy) and print timing."""
-    from specswarm.model import GenerationRequest, load_model
-    from specswarm.spec import ModelSettings
+    """Generate one answer (greedy) from the embedded model, a spec's model or any backend; print timing.
 
-    model = load_model(ModelSettings(backend="gpt4all", threads=threads))
-    gen = model.generate(GenerationRequest(prompt=prompt, system=system, max_tokens=max_tokens))
+    An openai endpoint is checked first (reachable, takes the key, serves the model): a problem is one
+    line naming the field to fix, exit 2."""
+    import dataclasses
+
+    from specswarm.errors import EndpointError, SpecError
+    from specswarm.model import GenerationRequest, load_model
+    from specswarm.spec import GoalSpec, ModelSettings, load_spec
+
+    goal: GoalSpec | None = load_spec(spec) if spec is not None else None
+    if role is not None and goal is None:
+        raise typer.BadParameter("--role needs --spec", param_hint="--role")
+    settings = goal.model_for(role) if goal is not None and role else goal.model if goal else ModelSettings()
+    given: dict[str, Any] = {"backend": backend, "base_url": base_url, "name": name, "threads": threads}
+    settings = dataclasses.replace(settings, **{k: v for k, v in given.items() if v is not None})
+    try:
+        if settings.backend == "openai":
+            from specswarm.model.openai_backend import preflight
+
+            preflight(settings)
+        model = load_model(settings)
+        gen = model.generate(GenerationRequest(prompt=prompt, system=system, max_tokens=max_tokens))
+    except EndpointError as exc:
+        # a field the spec gave is named at its line there; one given as an option, as is
+        if goal is not None and given.get(exc.field) is None:
+            raise SpecError([goal.problem(goal.model_path(role, exc.field), exc.detail)]) from None
+        raise
     typer.echo(gen.text)
     rate = gen.tokens / gen.seconds if gen.seconds else 0.0
     typer.echo(f"[{gen.model}: {gen.tokens} tokens in {gen.seconds:.1f} s, {rate:.1f} tok/s]", err=True)

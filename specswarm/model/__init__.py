@@ -11,8 +11,9 @@ Public API (import from here):
   in a worker thread), with :class:`Subject` (what they read of a node),
   :class:`TaskCounts` (what they count) and :class:`Child` (what a split is made of)
 
-The real backends (``gpt4all_backend``, ``llama_backend``) and the asset
-assembly (``assets``) are imported lazily, via :func:`load_model` or their modules.
+The real backends (``gpt4all_backend``, ``llama_backend``, ``openai_backend``) and the
+asset assembly (``assets``) are imported lazily, via :func:`load_model` or their modules;
+:func:`~specswarm.model.load.preflight` checks a spec's endpoints before any peer starts.
 """
 
 from specswarm.model.base import Generation, GenerationRequest, Model

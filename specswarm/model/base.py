@@ -4,12 +4,37 @@ A backend is anything with a ``name``, an ``instant`` flag and a blocking
 ``generate(request)``. This module holds the interface only: it imports no
 backend (:mod:`specswarm.model.load` builds one from a spec's model settings)
 and no scheduling (:mod:`specswarm.model.lock` runs generations one at a time).
+
+Schema-constrained output is optional: a backend that can hold its answer to a JSON schema
+says so with a true ``accepts_schema`` attribute (read through :func:`accepts_schema`), and
+only then do the tasks put an :class:`OutputSchema` in their requests. A request without one
+is exactly the request of before (same fields, same cassette key).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class OutputSchema:
+    """A JSON schema the answer must follow, named (OpenAI's ``json_schema.name``)."""
+
+    name: str
+    """A short identifier: ``split``, ``score``."""
+    text: str
+    """The schema as canonical JSON text (a string keeps the request hashable)."""
+
+    @classmethod
+    def of(cls, name: str, schema: dict[str, Any]) -> OutputSchema:
+        return cls(name, json.dumps(schema, sort_keys=True, separators=(",", ":")))
+
+    def value(self) -> dict[str, Any]:
+        """The schema as a dict."""
+        out: dict[str, Any] = json.loads(self.text)
+        return out
 
 
 @dataclass(frozen=True)
@@ -32,6 +57,8 @@ class GenerationRequest:
     """Penalty on recently generated tokens; 1.1 stops small models looping."""
     stop: tuple[str, ...] = field(default_factory=tuple)
     """Generation ends at the first of these strings (which is not returned)."""
+    schema: OutputSchema | None = None
+    """Hold the answer to this JSON schema (only sent to a model that :func:`accepts_schema`)."""
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -67,6 +94,8 @@ class Generation:
     """Wall time of the generation (0.0 for replayed/scripted answers)."""
     model: str
     """Name of the model that produced it (e.g. the GGUF file name)."""
+    structured: bool = False
+    """True when the backend held the text to the request's schema (it is that JSON)."""
 
 
 @runtime_checkable
@@ -79,8 +108,16 @@ class Model(Protocol):
 
     @property
     def instant(self) -> bool:
-        """Answers without a real model: no machine-wide generation slot needed
-        (True for the scripted and replay backends, False for gpt4all and llama)."""
+        """No machine-wide generation slot needed: True for the scripted and replay backends
+        and for an openai endpoint on another machine; False for gpt4all, llama and an openai
+        endpoint on this one (its server uses this machine's cores)."""
         ...
 
     def generate(self, req: GenerationRequest) -> Generation: ...
+
+
+def accepts_schema(model: object) -> bool:
+    """Whether ``model`` can hold an answer to a request's :class:`OutputSchema` (its
+    ``accepts_schema`` attribute; absent means no). It may turn False once a backend finds its
+    server ignores schemas."""
+    return bool(getattr(model, "accepts_schema", False))

@@ -1,14 +1,21 @@
-"""Build the model a spec's ``model`` settings ask for.
+"""Build the model a spec's ``model`` settings ask for, and check its endpoints first.
 
 The backends are imported only when chosen: the real ones load heavy native
-libraries, and llama-cpp-python is an optional extra.
+libraries, and llama-cpp-python is an optional extra. :func:`preflight` is what
+``specswarm plan`` (and ``specswarm model try``) run before any peer starts.
 """
 
 from __future__ import annotations
 
-from specswarm.errors import ModelError
+from collections.abc import Callable, Mapping
+
+from specswarm.errors import EndpointError, ModelError, SpecError, SpecProblem
 from specswarm.model.base import Model
-from specswarm.spec import ModelSettings
+from specswarm.spec import GoalSpec, ModelSettings
+
+MODEL_ROLES = ("decomposer", "scorer", "executor")
+"""The roles whose peers run a model."""
+BACKENDS = ("gpt4all", "replay", "scripted", "llama", "openai")
 
 
 def load_model(settings: ModelSettings) -> Model:
@@ -17,8 +24,8 @@ def load_model(settings: ModelSettings) -> Model:
     ``gpt4all`` runs the embedded model unless ``file`` or ``name`` says
     otherwise; ``replay`` answers from ``cassette``; ``scripted`` is
     deterministic, with no model at all; ``llama`` is llama-cpp-python (an
-    optional extra). With ``gpt4all``/``llama`` and a ``cassette`` set, real
-    outputs are recorded into it.
+    optional extra); ``openai`` asks an OpenAI-compatible endpoint (``base_url``). With
+    ``gpt4all``/``llama``/``openai`` and a ``cassette`` set, real outputs are recorded into it.
     """
     backend = settings.backend
     cassette = settings.cassette
@@ -41,10 +48,42 @@ def load_model(settings: ModelSettings) -> Model:
         from specswarm.model.llama_backend import LlamaModel
 
         inner = LlamaModel.from_settings(settings)
+    elif backend == "openai":
+        from specswarm.model.openai_backend import OpenAIModel
+
+        inner = OpenAIModel.from_settings(settings)
     else:
-        raise ModelError(f"model.backend must be one of gpt4all, replay, scripted, llama; got {backend!r}")
+        raise ModelError(f"model.backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if cassette:
         from specswarm.model.replay import RecordingModel
 
         return RecordingModel(inner, cassette)
     return inner
+
+
+def preflight(
+    spec: GoalSpec,
+    settings_of: Callable[[str], ModelSettings] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """Check, before any peer starts, every endpoint the roles of ``spec`` will ask (the
+    openai backend: it answers, takes the key, serves the model named). ``settings_of(role)``
+    gives the settings a role's peers run (default :meth:`GoalSpec.model_for`; the launcher
+    applies its environment overrides). Raise SpecError with one ``FILE:LINE: field: problem``
+    line per problem, naming the field of the model section to fix (exit 2)."""
+    from specswarm.model.openai_backend import preflight as check_endpoint
+
+    of = settings_of or spec.model_for
+    problems: list[SpecProblem] = []
+    checked: set[ModelSettings] = set()
+    for role in MODEL_ROLES:
+        settings = of(role)
+        if getattr(spec.roles, role).count < 1 or settings.backend != "openai" or settings in checked:
+            continue
+        checked.add(settings)
+        try:
+            check_endpoint(settings, env)
+        except EndpointError as exc:
+            problems.append(spec.problem(spec.model_path(role, exc.field), exc.detail))
+    if problems:
+        raise SpecError(problems)

@@ -6,6 +6,10 @@ bullets, ``1.``/``1)``/``Step 1:`` numbering, markdown bold, JSON arrays or
 objects) and then enforce the rules in code: the child count, title and
 detail lengths, no (near-)duplicates, no child that merely repeats its parent.
 
+A schema-constrained answer (:func:`specswarm.model.tasks.split_schema`,
+``score_schema``) is JSON, and takes the same road: ``{"parts": [...]}`` through the JSON
+items, ``{"score": N}`` before the score patterns.
+
 Problems raise :class:`OutputError` whose message is written for the model: the
 task layer (:mod:`specswarm.model.tasks`) feeds it back in a retry prompt and
 turns it into a :class:`~specswarm.errors.ModelError` after the last retry.
@@ -328,8 +332,29 @@ _SCORE_PATTERNS = (
 )
 
 
+def _json_score(text: str) -> int | None:
+    """The ``score`` of a JSON object answer (``{"score": 72, "reason": ...}``), if there is one."""
+    body = unfence(text).strip()
+    if not body.startswith("{"):
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    value = data.get("score") if isinstance(data, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not 0 <= value <= 100:
+        raise OutputError(f"the score {value} is outside 0..100")
+    return round(value)
+
+
 def parse_score(text: str) -> int:
-    """A 0..100 rating from 'Score: 72', '8/10', '7 out of 10' or a bare number line."""
+    """A 0..100 rating from a JSON ``{"score": N}`` answer, 'Score: 72', '8/10', '7 out of 10' or a
+    bare number line."""
+    from_json = _json_score(text)
+    if from_json is not None:
+        return from_json
     for pattern in _SCORE_PATTERNS:
         m = pattern.search(text)
         if not m:

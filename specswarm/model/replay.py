@@ -6,7 +6,9 @@ Cassette format: a JSON Lines file, one recording per line::
      "text": "...", "tokens": 57, "model": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}
 
 ``key`` is :func:`request_key`: the sha256 of the canonical JSON of
-(system, prompt, max_tokens, temperature, top_k, seed, repeat_penalty, stop).
+(system, prompt, max_tokens, temperature, top_k, seed, repeat_penalty, stop), with the
+schema's name and text appended for a schema-constrained request (which then also records
+``"schema"`` and ``"structured"``; a request without a schema keys as it always did).
 A :class:`ReplayModel` never makes anything up: a request it has no recording
 for raises :class:`~specswarm.errors.ReplayMissError` naming the prompt.
 
@@ -32,26 +34,25 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError, ReplayMissError
-from specswarm.model.base import Generation, GenerationRequest, Model
+from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.protocol.canonical import canonical_bytes
 
 
 def request_key(req: GenerationRequest) -> str:
     """The cassette key of a request (what makes two requests the same)."""
-    return hashlib.sha256(
-        canonical_bytes(
-            [
-                req.system,
-                req.prompt,
-                req.max_tokens,
-                req.temperature,
-                req.top_k,
-                req.seed,
-                req.repeat_penalty,
-                list(req.stop),
-            ]
-        )
-    ).hexdigest()
+    parts: list[Any] = [
+        req.system,
+        req.prompt,
+        req.max_tokens,
+        req.temperature,
+        req.top_k,
+        req.seed,
+        req.repeat_penalty,
+        list(req.stop),
+    ]
+    if req.schema is not None:  # only then: the keys of every older cassette stay as they were
+        parts += [req.schema.name, req.schema.text]
+    return hashlib.sha256(canonical_bytes(parts)).hexdigest()
 
 
 def _first_line(req: GenerationRequest) -> str:
@@ -89,6 +90,8 @@ class ReplayModel:
         self._records = load_cassette(self.path)
         models = {str(r.get("model", "")) for r in self._records.values()}
         self.name = "replay:" + (models.pop() if len(models) == 1 else self.path.name)
+        self.accepts_schema = any("schema" in r for r in self._records.values())
+        """A cassette recorded from schema-constrained requests replays them."""
 
     def generate(self, req: GenerationRequest) -> Generation:
         rec = self._records.get(request_key(req))
@@ -102,6 +105,7 @@ class ReplayModel:
             tokens=int(rec.get("tokens", 0)),
             seconds=0.0,
             model=str(rec.get("model", self.name)),
+            structured=bool(rec.get("structured", False)),
         )
 
 
@@ -119,6 +123,11 @@ class RecordingModel:
         """As instant as the model it records."""
         return self.inner.instant
 
+    @property
+    def accepts_schema(self) -> bool:
+        """As the model it records."""
+        return accepts_schema(self.inner)
+
     def generate(self, req: GenerationRequest) -> Generation:
         gen = self.inner.generate(req)
         record = {
@@ -130,6 +139,9 @@ class RecordingModel:
             "tokens": gen.tokens,
             "model": gen.model,
         }
+        if req.schema is not None:
+            record.update(schema={"name": req.schema.name, "schema": req.schema.value()})
+            record.update(structured=gen.structured)
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)

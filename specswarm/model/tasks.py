@@ -22,8 +22,11 @@ from them (:meth:`_Ask.context`), the same as ever, so prompts -- and the
 cassettes keyed by them -- stay as they were.
 
 The peer counts generations, tokens and seconds around the model; what only a
-task sees (retries, cut loops, fitted sums, bad answers and failures by kind)
-goes into the caller's :class:`TaskCounts`.
+task sees (retries, cut loops, fitted sums, bad answers and failures by kind, and
+whether each answer was schema-constrained JSON or free text) goes into the
+caller's :class:`TaskCounts`. A model that :func:`~specswarm.model.base.accepts_schema` gets
+decompose, refine and score requests with a JSON schema (:mod:`.schemas`); any other gets the
+request of before, byte for byte. Requests use the settings of the role that runs the task.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from specswarm.errors import ModelError
-from specswarm.model.base import GenerationRequest, Model
+from specswarm.model.base import GenerationRequest, Model, OutputSchema, accepts_schema
 from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
     Child,
@@ -45,6 +48,7 @@ from specswarm.model.parse import (
     parse_score,
 )
 from specswarm.model.prompts import render_task_prompt
+from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, near_duplicate
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
@@ -54,6 +58,8 @@ MAX_RETRIES = 2
 T = TypeVar("T")
 Kind = Literal["decompose", "refine", "score", "execute"]
 """A model task; each has a prompt template and a token limit in the spec."""
+ROLE_OF = {"decompose": "decomposer", "refine": "decomposer", "score": "scorer", "execute": "executor"}
+"""The role that runs each task (whose model settings its requests use)."""
 
 
 class GaveUpError(ModelError):
@@ -100,6 +106,10 @@ class TaskCounts:
     """Answers that could not be used (each one triggers a retry or a failure), by task kind."""
     failures: Counter[str] = field(default_factory=Counter)
     """Tasks that gave up (a :class:`GaveUpError`, or a None rating), by task kind."""
+    structured: Counter[str] = field(default_factory=Counter)
+    """Generations whose answer the backend held to the task's JSON schema, by task kind."""
+    free: Counter[str] = field(default_factory=Counter)
+    """Generations answered in free text (no schema asked, or the server does not support it)."""
 
     def to_json(self) -> dict[str, int | dict[str, int]]:
         return {
@@ -111,6 +121,8 @@ class TaskCounts:
             "varied": self.varied,
             "failures": dict(self.failures),
             "bad_outputs": dict(self.bad_outputs),
+            "structured": dict(self.structured),
+            "free": dict(self.free),
         }
 
 
@@ -189,7 +201,9 @@ def _token_cap(limits: TokenLimits, kind: Kind) -> int:
     }[kind]
 
 
-def _request(settings: ModelSettings, kind: Kind, system: str, prompt: str) -> GenerationRequest:
+def _request(
+    settings: ModelSettings, kind: Kind, system: str, prompt: str, schema: OutputSchema | None = None
+) -> GenerationRequest:
     # float()/int() as ever: the cassette key hashes these values, and 0 is not 0.0 there.
     return GenerationRequest(
         prompt=prompt,
@@ -199,12 +213,14 @@ def _request(settings: ModelSettings, kind: Kind, system: str, prompt: str) -> G
         top_k=int(settings.top_k),
         seed=int(settings.seed),
         repeat_penalty=float(settings.repeat_penalty),
+        schema=schema,
     )
 
 
 def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts) -> T:
     """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try."""
     system, prompt = render_task_prompt(kind, _template(ask.spec.prompts, kind), ask.context())
+    settings = ask.spec.model_for(ROLE_OF[kind])
     problem = ""
     for attempt in range(MAX_RETRIES + 1):
         asked = (
@@ -215,7 +231,10 @@ def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], co
                 "Answer again and follow the format exactly."
             )
         )
-        gen = generate_locked(model, _request(ask.spec.model, kind, system, asked))
+        wants = accepts_schema(model)  # asked each time: a server may turn out to ignore schemas
+        schema = schema_for(kind, ask.spec.tree, ask.fact_fields, ask.constraints) if wants else None
+        gen = generate_locked(model, _request(settings, kind, system, asked, schema))
+        (counts.structured if gen.structured else counts.free)[kind] += 1
         if cut_repeats(gen.text)[1]:
             counts.loops_cut += 1
         try:

@@ -74,7 +74,7 @@ def _vote_view(v: Event) -> VoteView:
     b = v.body
     assert isinstance(b, VoteBody)
     return VoteView(
-        v.id, v.author, b.approve, b.score, b.critique, b.checks, b.model_score, v.lamport, b.lens
+        v.id, v.author, b.approve, b.score, b.critique, b.checks, b.model_score, v.lamport, b.lens, b.model
     )
 
 

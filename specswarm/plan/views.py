@@ -37,6 +37,8 @@ class VoteView:
     lamport: int
     lens: str | None = None
     """The scorer's review lens."""
+    model: str | None = None
+    """The model that gave ``model_score`` (None when none did, and in older votes)."""
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ class Plan:
         """Full export (validated by schemas/plan.schema.json), nodes nested from the root."""
 
         def vote(v: VoteView) -> dict[str, Any]:
-            return {
+            out = {
                 "id": v.id,
                 "author": v.author,
                 "approve": v.approve,
@@ -194,6 +196,9 @@ class Plan:
                 "model_score": v.model_score,
                 "lens": v.lens,
             }
+            if v.model is not None:
+                out["model"] = v.model
+            return out
 
         def proposal(p: ProposalView) -> dict[str, Any]:
             return {

@@ -144,6 +144,8 @@ class VoteBody:
     """The model's 0..100 rating, if one was used."""
     lens: str | None = None
     """The lens the scorer reviewed through (absent in votes of scorers without one)."""
+    model: str | None = None
+    """The model that gave ``model_score`` (absent when none did, and in older votes)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -156,6 +158,8 @@ class VoteBody:
         }
         if self.lens is not None:
             out["lens"] = self.lens
+        if self.model is not None:
+            out["model"] = self.model
         return out
 
 
@@ -238,6 +242,7 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
                 tuple(CheckResult.from_json(c) for c in raw["checks"]),
                 None if raw["model_score"] is None else int(raw["model_score"]),
                 None if raw.get("lens") is None else str(raw["lens"]),
+                None if raw.get("model") is None else str(raw["model"]),
             )
         if kind == "ballot":
             return BallotBody(str(raw["node"]), tuple(str(p) for p in raw["ranking"]))

@@ -28,6 +28,23 @@ def section(data: Mapping[str, Any], *keys: Any) -> Any:
     return node
 
 
+MODEL_ROLES = ("decomposer", "scorer", "executor")
+"""The roles that run a model, and so may have a model section of their own."""
+
+
+def model_sections(data: Mapping[str, Any]) -> list[tuple[DocPath, Mapping[str, Any]]]:
+    """Where each model section sits, with the settings it stands for: the top-level ``model``,
+    and each role's own ``model`` merged over it (what that role's peers run)."""
+    top = data.get("model")
+    top = top if isinstance(top, Mapping) else {}
+    out: list[tuple[DocPath, Mapping[str, Any]]] = [(("model",), top)]
+    for role in MODEL_ROLES:
+        own = section(data, "roles", role, "model")
+        if isinstance(own, Mapping):
+            out.append((("roles", role, "model"), {**top, **own}))
+    return out
+
+
 def is_int(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or (
         isinstance(value, float) and value.is_integer()
@@ -101,6 +118,18 @@ def semantic_problems(data: Mapping[str, Any], where: Where) -> list[SpecProblem
                         mode="key",
                     )
                 )
+
+    for at, model in model_sections(data):
+        if model.get("backend") == "openai" and not model.get("base_url"):
+            own = section(data, *at)
+            named = (*at, "backend") if isinstance(own, Mapping) and "backend" in own else at
+            problems.append(
+                where.at(
+                    (*at, "base_url"),
+                    "missing (backend 'openai' needs the endpoint's API root, e.g. http://localhost:11434/v1)",
+                    line=where.line(named, "key"),
+                )
+            )
 
     access = data.get("access")
     if isinstance(access, Mapping) and access.get("mode") == "allowlist" and not access.get("peers"):
@@ -204,13 +233,12 @@ def prompts_from_text(
 def file_problems(data: Mapping[str, Any], where: Where, base: Path) -> list[SpecProblem]:
     """Files the spec names that must exist: replay cassette, model file, output template."""
     problems: list[SpecProblem] = []
-    model = data.get("model")
-    model = model if isinstance(model, Mapping) else {}
     checks: list[tuple[DocPath, str]] = []
-    if model.get("backend") == "replay":
-        checks.append((("model", "cassette"), "cassette"))
-    if model.get("backend", "gpt4all") in ("gpt4all", "llama"):
-        checks.append((("model", "file"), "model file"))
+    for at_model, model in model_sections(data):
+        if model.get("backend") == "replay":
+            checks.append(((*at_model, "cassette"), "cassette"))
+        if model.get("backend", "gpt4all") in ("gpt4all", "llama"):
+            checks.append(((*at_model, "file"), "model file"))
     for at, what in checks:
         value = section(data, *at)
         if isinstance(value, str) and value:

@@ -192,24 +192,37 @@ def _build(
     top: dict[str, Any] = {k: data[k] for k in ("context", "quorum") if k in data}
     if "quorum" in top:
         top["quorum"] = normal_quorum(top["quorum"])
+
+    def model_of(raw: Mapping[str, Any]) -> ModelSettings:
+        return _make(
+            ModelSettings,
+            raw,
+            max_tokens=_make(TokenLimits, raw.get("max_tokens") or {}),
+            **paths(raw, "file", "cassette"),
+        )
+
+    def role(cls: type[T], name: str) -> T:
+        raw = roles.get(name) or {}
+        own = raw.get("model")
+        if own is None:
+            return _make(cls, raw, model=None)
+        # the role's fields replace the top-level ones (max_tokens field by field)
+        limits = {**(model.get("max_tokens") or {}), **(own.get("max_tokens") or {})}
+        return _make(cls, raw, model=model_of({**model, **own, "max_tokens": limits}))
+
     return GoalSpec(
         name=data.get("name") or default_name,
         goal=data["goal"],
         constraints=tuple(_make(Constraint, c) for c in data.get("constraints") or ()),
         roles=Roles(
-            decomposer=_make(DecomposerRole, roles["decomposer"]),
-            scorer=_make(ScorerRole, roles["scorer"]),
-            executor=_make(Role, roles["executor"]),
+            decomposer=role(DecomposerRole, "decomposer"),
+            scorer=role(ScorerRole, "scorer"),
+            executor=role(Role, "executor"),
             observer=_make(Role, roles.get("observer") or {}),
         ),
         prompts=prompts,
         tree=sub(TreeLimits, "tree"),
-        model=sub(
-            ModelSettings,
-            "model",
-            max_tokens=_make(TokenLimits, model.get("max_tokens") or {}),
-            **paths(model, "file", "cassette"),
-        ),
+        model=model_of(model),
         network=sub(NetworkSettings, "network"),
         access=sub(AccessSettings, "access"),
         budget=sub(Budget, "budget"),

@@ -27,6 +27,9 @@ DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
 """Scorer lenses used when a spec declares none (see :mod:`specswarm.plan.critics.lenses`)."""
 SCHEMA_NAME = "goal.schema.json"
 
+OMITTED = {"omitted": True}
+"""Field metadata: left out of the normalized spec at its default (a later field: specs without it
+normalize, and travel in run events, as before)."""
 Quorum = str | int | float
 """``"majority"``, ``"all"``, a count k >= 1, or a fraction in (0, 1] of the scorers."""
 
@@ -67,6 +70,8 @@ class Role:
 
     count: int = 1
     """Number of peers (the launcher starts one process each)."""
+    model: ModelSettings | None = field(default=None, metadata=OMITTED)
+    """The role's own model: the spec's ``model``, fields replaced by the role's (None: none)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,8 @@ class DecomposerRole:
     """Number of decomposer peers."""
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     """Splitting strategies; decomposer i uses ``strategies[i % len(strategies)]``."""
+    model: ModelSettings | None = field(default=None, metadata=OMITTED)
+    """The decomposers' own model (None: the spec's ``model``); see :class:`Role`."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,8 @@ class ScorerRole:
     """Number of scorer peers (n in the quorum rule)."""
     lenses: tuple[str, ...] = DEFAULT_LENSES
     """Review lenses; scorer i uses ``lenses[i % len(lenses)]``."""
+    model: ModelSettings | None = field(default=None, metadata=OMITTED)
+    """The scorers' own model (None: the spec's ``model``); see :class:`Role`."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +164,23 @@ class TokenLimits:
 
 @dataclass(frozen=True)
 class ModelSettings:
-    """The local model every peer runs."""
+    """The model every peer runs (or the one a role's ``model`` section gives its peers)."""
 
-    backend: Literal["gpt4all", "replay", "scripted", "llama"] = "gpt4all"
-    """gpt4all (the embedded model), replay (a cassette), scripted (canned), llama."""
+    backend: Literal["gpt4all", "replay", "scripted", "llama", "openai"] = "gpt4all"
+    """gpt4all (the embedded model), replay, scripted, llama, openai (an OpenAI-compatible API)."""
     file: Path | None = None
     """A GGUF file (absolute); None for the embedded default model."""
     name: str | None = None
-    """A gpt4all catalogue name, used when ``file`` is None."""
+    """gpt4all: a catalogue name, used when ``file`` is None. openai: the model id the endpoint
+    serves (None: the only one it lists)."""
+    base_url: str | None = field(default=None, metadata=OMITTED)
+    """openai: the endpoint's API root, e.g. ``http://localhost:11434/v1``."""
+    api_key_env: str = field(default="OPENAI_API_KEY", metadata=OMITTED)
+    """openai: the environment variable holding the API key (may be unset for a loopback URL)."""
+    timeout: float = field(default=300.0, metadata=OMITTED)
+    """openai: seconds one HTTP request may take before it counts as failed."""
+    retries: int = field(default=3, metadata=OMITTED)
+    """openai: how often a request is sent again after a 429, a 5xx or a dropped connection."""
     temperature: float = 0.0
     """Sampling temperature."""
     top_k: int = 1
@@ -292,6 +310,20 @@ class GoalSpec:
         """The normalized dict that travels in the run event (defaults filled, prompts inlined)."""
         return {f.name: _json(getattr(self, f.name)) for f in dataclasses.fields(self) if f.compare}
 
+    def model_for(self, role: str) -> ModelSettings:
+        """The model settings ``role``'s peers run: the role's own section, else ``model``."""
+        own: ModelSettings | None = getattr(getattr(self.roles, role, None), "model", None)
+        return own if own is not None else self.model
+
+    def model_path(self, role: str | None, field: str | None = None) -> str:
+        """Where ``role``'s model settings (or their ``field``) sit in the spec: in the role's own
+        ``roles.ROLE.model`` when it has one and (for a field) it differs there, else in ``model``
+        (always for ``role`` None)."""
+        own = getattr(getattr(self.roles, role, None), "model", None) if role else None
+        inherited = field is not None and getattr(own, field, None) == getattr(self.model, field, None)
+        section = f"roles.{role}.model" if own is not None and not inherited else "model"
+        return f"{section}.{field}" if field else section
+
     def quorum_size(self) -> int:
         """How many approving scorers accept a split (n = ``roles.scorer.count``)."""
         return quorum_size(self.quorum, self.roles.scorer.count)
@@ -356,7 +388,11 @@ def _json(value: Any) -> Any:
     if hasattr(value, "to_json"):
         return value.to_json()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: _json(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("omitted") and getattr(value, f.name) == f.default)
+        }
     if isinstance(value, tuple):
         return [_json(v) for v in value]
     if isinstance(value, Path):

@@ -170,9 +170,13 @@ def _then_hint(error: ValidationError) -> str | None:
 
 
 def _deref(schema: Any) -> Any:
+    """The schema a local ``$ref`` (``#/$defs/x``, ``#/properties/model``) points at."""
     ref = schema.get("$ref") if isinstance(schema, dict) else None
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return _validator().schema["$defs"][ref.removeprefix("#/$defs/")]
+    if isinstance(ref, str) and ref.startswith("#/"):
+        node: Any = _validator().schema
+        for step in ref.removeprefix("#/").split("/"):
+            node = node[step]
+        return node
     return schema
 
 

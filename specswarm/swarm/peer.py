@@ -13,8 +13,8 @@ codes and text): TransportError when the network fails or no peer tells the run,
 InterruptedRunError (with no message) when Ctrl-C stops a peer run by hand.
 
 Environment overrides (for tests, benchmarks and demos, never needed otherwise):
-``SPECSWARM_MODEL_BACKEND`` (gpt4all | replay | scripted | llama) and
-``SPECSWARM_MODEL_CASSETTE`` replace the spec's model backend and cassette.
+``SPECSWARM_MODEL_BACKEND`` (gpt4all | replay | scripted | llama | openai) and
+``SPECSWARM_MODEL_CASSETTE`` replace the model backend and cassette (of every role).
 """
 
 from __future__ import annotations
@@ -91,9 +91,10 @@ class PeerConfig:
         return self.role == "observer" and not self.json_status
 
 
-def model_settings(spec: GoalSpec) -> ModelSettings:
-    """The spec's model settings, with the environment overrides applied."""
-    settings = spec.model
+def model_settings(spec: GoalSpec, role: str | None = None) -> ModelSettings:
+    """The model settings ``role``'s peers run (its own model section, else the spec's), with
+    the environment overrides applied."""
+    settings = spec.model_for(role) if role else spec.model
     backend = os.environ.get("SPECSWARM_MODEL_BACKEND")
     if backend:  # an unknown name is refused by load_model, as one in a spec would be
         settings = dataclasses.replace(settings, backend=cast(Any, backend))
@@ -110,7 +111,7 @@ def role_factory(role: str, strategy: str | None) -> Callable[[GoalSpec], ModelR
         from specswarm.model import load_model
         from specswarm.swarm.roles import make_role
 
-        settings = model_settings(spec)
+        settings = model_settings(spec, role)
         return make_role(role, spec, lambda: load_model(settings), strategy)
 
     return build

@@ -1,10 +1,11 @@
 """``run_plan``: the launcher from a spec file to a rendered plan.
 
-Its steps: :func:`prepare` the launch (load and check the spec, a new or resumed run, one
-peer per seat of the roster), :func:`~specswarm.swarm.launcher.watch.run_swarm` (start and
-watch the peers, restarting those that die), :func:`~specswarm.swarm.launcher.eventlog.collect_events`
-(the union event log) and :func:`finish` (the report; the rendered plan, or the error why there
-is none: :class:`~specswarm.errors.RunError` when it timed out or can no longer complete,
+Its steps: :func:`prepare` the launch (load and check the spec, check the model endpoints it
+names, a new or resumed run, one peer per seat of the roster),
+:func:`~specswarm.swarm.launcher.watch.run_swarm` (start and watch the peers, restarting those
+that die), :func:`~specswarm.swarm.launcher.eventlog.collect_events` (the union event log) and
+:func:`finish` (the report; the rendered plan, or the error why there is none:
+:class:`~specswarm.errors.RunError` when it timed out or can no longer complete,
 :class:`PeerFailedError` when a peer stopped on an error a restart would meet again).
 """
 
@@ -106,6 +107,7 @@ def prepare(request: PlanRequest) -> Launch:
 
     spec = load_spec(request.spec_path)
     check_launchable(spec)
+    check_models(spec)
     run = prepare_run(spec, resume=request.resume, events_path=request.events_path)
     peers = build_peers(spec, run.keys.peers, run.workdir)
     run.keys.save(run.keys_file)
@@ -128,6 +130,15 @@ def check_launchable(spec: GoalSpec) -> None:
             why = "the launcher reads the plan from it" if role == "observer" else "`plan` needs one"
             message = f"0 {role}s (expected at least 1 to run `plan`: {why})"
             raise SpecError([spec.problem(f"roles.{role}.count", message)])
+
+
+def check_models(spec: GoalSpec) -> None:
+    """The preflight of every model endpoint the peers will ask (as each role's peers will run
+    it, environment overrides applied): a SpecError naming the field, before any peer starts."""
+    from specswarm.model.load import preflight
+    from specswarm.swarm.peer import model_settings
+
+    preflight(spec, lambda role: model_settings(spec, role))
 
 
 def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
@@ -168,14 +179,11 @@ def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunE
         return InterruptedRunError(
             f"interrupted: all peers stopped; {n_events} events saved to {events}\n{launch.resume_hint}"
         )
-    logs = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}"
-    saved = logs + f"\n{launch.resume_hint}"
-    if outcome.status == "peer failed":  # no resume hint: the run event holds the spec as it was
+    saved = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}\n{launch.resume_hint}"
+    if outcome.status == "peer failed":
         return PeerFailedError(
             f"a peer failed for good: {outcome.reasons[0]}\n"
-            f"(not restarted: it would fail the same way again; every peer stopped; {done})"
-            + logs
-            + "\nfix the spec and start the run again"
+            f"(not restarted: it would fail the same way again; every peer stopped; {done})" + saved
         )
     stuck = "\n".join(f"  stuck: {r}" for r in outcome.reasons if r not in outcome.short)
     if outcome.status == "out of reach":

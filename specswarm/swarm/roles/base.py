@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 import trio
 
 from specswarm.errors import ModelError
-from specswarm.model.base import Generation, GenerationRequest, Model
+from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.plan.views import ROOT, NodeView, Plan
 
 if TYPE_CHECKING:
@@ -141,8 +141,14 @@ class CountingModel:
         self.name = inner.name
         self.instant = inner.instant
 
+    @property
+    def accepts_schema(self) -> bool:
+        """As the model it counts for (which may find out, mid-run, that it does not)."""
+        return accepts_schema(self._inner)
+
     def generate(self, req: GenerationRequest) -> Generation:
         gen = self._inner.generate(req)
+        self.name = self._inner.name  # an endpoint names its model once it has asked
         self._counters.model_generations += 1
         self._counters.model_tokens += gen.tokens
         self._counters.model_gen_seconds += gen.seconds

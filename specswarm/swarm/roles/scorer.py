@@ -3,7 +3,8 @@ model's rating as a minor input (the small model cannot judge a split on its own
 
 Each scorer reviews through its own lens (:mod:`specswarm.plan.critics.lenses`): its own
 weighting of the checks, its own soft floors, its own question to the model. A model rating is
-reused only from a scorer of the same lens (same prompt, greedy model: the same number).
+reused only from a scorer of the same lens (same prompt, greedy model: the same number) and
+the same model; a vote with a model rating names the model that gave it (``VoteBody.model``).
 
 Under ``tree.select: best`` a scorer also casts one ranked ballot per node once a split of it
 is approved and the node's rival decomposers have had their say (or ``tree.ballot_wait`` has
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
-from specswarm.plan.views import NodeView, Plan, ProposalView
+from specswarm.plan.views import NodeView, Plan, ProposalView, VoteView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
 from specswarm.swarm.roles.base import RIVALS, ModelRole, owners_of
@@ -118,16 +119,29 @@ class Scorer(ModelRole):
         checks = critics.check_split(
             spec, n, children, n.depth, relatives=critics.relatives_in_tree(plan.nodes, n.id)
         )
-        weight = spec.model.model_weight
+        weight = spec.model_for("scorer").model_weight
         model_score: int | None = None
+        reused: list[VoteView] = []
+
+        def reuse() -> int | None:
+            # think() has loaded this scorer's model by now: reuse only what the same model said
+            mine = self._model.name if self._model is not None else None
+            vote = shared_vote(node, p.node, p.id, lens.name, mine)
+            if vote is not None:
+                reused.append(vote)
+            return vote.model_score if vote is not None else None
+
         # a failed hard check rejects whatever the model says: do not spend a generation on it
         if weight > 0 and not critics.vetoed(checks, lens):
             model_score = await self.think(
                 node,
                 p.id,
                 lambda model: tasks.rate(model, spec, n, children, counts=node.counters.tasks, lens=lens),
-                reuse=lambda: shared_rating(node, p.node, p.id, lens.name),
+                reuse=reuse,
             )
+        rated_by = None
+        if model_score is not None:
+            rated_by = reused[0].model if reused else self._model.name if self._model is not None else None
         score, approve = critics.combine(
             checks,
             model_score,
@@ -144,6 +158,7 @@ class Scorer(ModelRole):
                 checks=tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks),
                 model_score=model_score,
                 lens=lens.name,
+                model=rated_by[:190] if rated_by else None,
             )
         )
 
@@ -152,8 +167,24 @@ def shared_rating(node: Node, node_id: str, proposal_id: str, lens: str) -> int 
     """A model rating another scorer of the same ``lens`` already published for this proposal.
     Ratings are greedy (top_k 1, fixed seed) on the same prompt, so it would compute the same
     number; a scorer of another lens was asked another question."""
+    vote = shared_vote(node, node_id, proposal_id, lens)
+    return vote.model_score if vote is not None else None
+
+
+def shared_vote(
+    node: Node, node_id: str, proposal_id: str, lens: str, model: str | None = None
+) -> VoteView | None:
+    """The vote whose rating :func:`shared_rating` reuses; with ``model``, only one that model
+    gave (or one that does not say which model gave it: a vote made before votes named it)."""
     n = node.plan().nodes.get(node_id)
     prop = next((q for q in n.proposals if q.id == proposal_id), None) if n else None
     if prop is None:
         return None
-    return next((v.model_score for v in prop.votes if v.model_score is not None and v.lens == lens), None)
+    return next(
+        (
+            v
+            for v in prop.votes
+            if v.model_score is not None and v.lens == lens and (model is None or v.model in (None, model))
+        ),
+        None,
+    )
