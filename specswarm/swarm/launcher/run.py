@@ -179,11 +179,14 @@ def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunE
         return InterruptedRunError(
             f"interrupted: all peers stopped; {n_events} events saved to {events}\n{launch.resume_hint}"
         )
-    saved = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}\n{launch.resume_hint}"
-    if outcome.status == "peer failed":
+    logs = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}"
+    saved = logs + f"\n{launch.resume_hint}"
+    if outcome.status == "peer failed":  # no resume hint: the run event holds the spec as it was
         return PeerFailedError(
             f"a peer failed for good: {outcome.reasons[0]}\n"
-            f"(not restarted: it would fail the same way again; every peer stopped; {done})" + saved
+            f"(not restarted: it would fail the same way again; every peer stopped; {done})"
+            + logs
+            + "\nfix the spec and start the run again"
         )
     stuck = "\n".join(f"  stuck: {r}" for r in outcome.reasons if r not in outcome.short)
     if outcome.status == "out of reach":
