@@ -122,7 +122,7 @@ async def _watch(
             if _agreed(plan, peers, progress, now - complete_since > AGREE_GRACE):
                 return "complete", []
         failed = next((p for p in peers if p.exited == DETERMINISTIC_EXIT), None)
-        if failed is not None:
+        if failed is not None and not plan.complete:
             return "peer failed", [f"{failed.name} exited {failed.exited}: {last_words(failed) or '?'}"]
         if observer.exited is not None:
             return "stuck", [f"the observer exited with code {observer.exited}; see {observer.log}"]
