@@ -19,7 +19,7 @@ from specswarm.model import GenerationRequest, TaskCounts, decompose, execute, l
 from specswarm.model.base import Generation, OutputSchema, accepts_schema
 from specswarm.model.load import preflight
 from specswarm.model.openai_backend import OpenAIModel
-from specswarm.model.parse import parse_children
+from specswarm.model.parse import OutputError, parse_children, parse_score
 from specswarm.model.replay import RecordingModel, ReplayModel, ScriptedModel, request_key, scripted_answer
 from specswarm.model.schemas import schema_for
 from specswarm.protocol.bodies import VoteBody, parse_body
@@ -255,11 +255,31 @@ def test_decompose_score_execute_take_the_json_path_and_count_it() -> None:
     assert "response_format" not in stub.chats()[2]  # execute answers in prose
 
 
-def test_schema_for_bounds_every_string_and_list() -> None:
+def test_schema_for_bounds_every_string_and_list_to_the_token_cap() -> None:
     tree = spec_with("http://x/v1").tree
     score = schema_for("score", tree, [], [])
     assert score is not None and score.value()["properties"]["reason"]["maxLength"] > 0
     assert schema_for("execute", tree, [], []) is None
+
+    def bounds(cap: int) -> tuple[int, int]:
+        split = schema_for("decompose", tree, [], [], cap)
+        assert split is not None
+        props = split.value()["properties"]["parts"]["items"]["properties"]
+        return props["title"]["maxLength"], props["detail"]["maxLength"]
+
+    small, large = bounds(160), bounds(400)
+    assert small < large and large[0] <= 80 and large[1] <= 200
+    # five parts (the four asked for, one more) of the longest strings fit the cap with their JSON
+    assert 5 * (sum(large) / 3 + 16) <= 400
+
+
+def test_a_split_cut_off_at_the_token_cap_keeps_its_complete_parts() -> None:
+    cut = '{"parts": [{"title": "Lunch", "detail": "Pack food", "days": 1}, {"title": "Walk", "detail": "Loop'
+    two = '{"parts": [{"title": "Lunch", "detail": "Food"}, {"title": "Walk", "detail": "The lake"}, {"ti'
+    assert [c.title for c in parse_children(two, min_children=2, max_children=3)] == ["Lunch", "Walk"]
+    with pytest.raises(OutputError, match="only 1 usable part"):
+        parse_children(cut, min_children=2, max_children=3, fact_fields=["days"])
+    assert parse_score('{"score": 72, "reason": "fine but the la') == 72
 
 
 # --------------------------------------------------------------------------- cassettes stay as they were

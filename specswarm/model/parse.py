@@ -115,6 +115,17 @@ def trim_words(text: str, limit: int) -> str:
 # items: JSON first, then list lines
 
 
+def _cut_short(text: str) -> str | None:
+    """The complete parts of a JSON split cut off at the token cap, as a JSON array
+    (``{"parts": [{...}, {...}, {"title": "Thi`` gives the first two), or None."""
+    body = unfence(text).strip()
+    start = body.find("[")
+    if not body.startswith("{") or start < 0:
+        return None
+    whole = re.findall(r"\{[^{}]*\}", body[start:])
+    return "[" + ",".join(whole) + "]" if whole else None
+
+
 def _json_items(text: str) -> list[tuple[str, str, dict[str, int | str]]] | None:
     """Items of a JSON array/object answer, or None when the text holds no usable JSON."""
     candidates = [unfence(text).strip()]
@@ -122,6 +133,9 @@ def _json_items(text: str) -> list[tuple[str, str, dict[str, int | str]]] | None
         a, b = text.find(opener), text.rfind(closer)
         if 0 <= a < b:
             candidates.append(text[a : b + 1])
+    salvaged = _cut_short(text)
+    if salvaged is not None:
+        candidates.append(salvaged)  # last: only when the whole answer is not valid JSON
     for cand in candidates:
         if not cand or cand[0] not in "[{":
             continue

@@ -2,7 +2,10 @@
 ``response_format``; :mod:`specswarm.model.parse` reads the answers).
 
 Every string and list is bounded (``maxLength``, ``maxItems``): without bounds a small model
-under a grammar filled its whole token budget with one string and the JSON was cut off.
+under a grammar filled its whole token budget with one string and the JSON was cut off. The
+bounds follow the task's token cap (``model.max_tokens``): the parts a split is likely to have
+must fit it with their JSON around them, so a 160-token split gets shorter strings than a
+400-token one. (An answer cut off anyway still gives its complete parts: see the parser.)
 """
 
 from __future__ import annotations
@@ -16,20 +19,39 @@ from specswarm.spec import Constraint, TreeLimits
 SCHEMA_TITLE = 80
 """Most characters of a child's title (the parser's own limit)."""
 SCHEMA_DETAIL = 200
-"""Most characters of a child's detail: six parts of title and detail fit the default token cap
-of a split (400); the parser would trim a longer one anyway."""
+"""Most characters of a child's detail, however many tokens a split may take."""
 SCHEMA_REASON = 160
-"""Most characters of a rating's reason (the default cap of a rating is 120 tokens)."""
+"""Most characters of a rating's reason."""
+CHARS_PER_TOKEN = 3
+"""A cautious count of the characters one token of English holds (4 is usual)."""
+PART_OVERHEAD = 16
+"""Tokens of one part's JSON besides its strings: keys, quotes, braces, facts, whitespace."""
 
 
-def split_schema(low: int, high: int, fact_fields: Sequence[str], total: int = 10000) -> dict[str, Any]:
+def string_bounds(max_tokens: int, parts: int) -> tuple[int, int]:
+    """(title, detail) lengths in characters for ``parts`` parts to fit ``max_tokens`` tokens."""
+    chars = max(max_tokens // max(parts, 1) - PART_OVERHEAD, 8) * CHARS_PER_TOKEN
+    title = min(max(chars * 2 // 5, 16), SCHEMA_TITLE)
+    return title, min(max(chars - title, 0), SCHEMA_DETAIL)
+
+
+def split_schema(
+    low: int,
+    high: int,
+    fact_fields: Sequence[str],
+    total: int = 10000,
+    *,
+    title: int = SCHEMA_TITLE,
+    detail: int = SCHEMA_DETAIL,
+) -> dict[str, Any]:
     """The JSON schema of a split: ``{"parts": [{"title", "detail", <each fact>}, ...]}`` with
-    ``low..high`` parts, bounded strings and integer facts (0..``total``)."""
+    ``low..high`` parts, strings of at most ``title``/``detail`` characters and integer facts
+    (0..``total``)."""
     item: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "title": {"type": "string", "minLength": 1, "maxLength": SCHEMA_TITLE},
-            "detail": {"type": "string", "maxLength": SCHEMA_DETAIL},
+            "title": {"type": "string", "minLength": 1, "maxLength": title},
+            "detail": {"type": "string", "maxLength": detail},
             **{f: {"type": "integer", "minimum": 0, "maximum": total} for f in fact_fields},
         },
         "required": ["title", "detail", *fact_fields],
@@ -43,13 +65,15 @@ def split_schema(low: int, high: int, fact_fields: Sequence[str], total: int = 1
     }
 
 
-def score_schema() -> dict[str, Any]:
-    """The JSON schema of a rating: ``{"score": 0..100, "reason": "..."}`` (a short reason)."""
+def score_schema(max_tokens: int = 120) -> dict[str, Any]:
+    """The JSON schema of a rating: ``{"score": 0..100, "reason": "..."}``, the reason short
+    enough for ``max_tokens``."""
+    reason = min(max(max_tokens - PART_OVERHEAD, 8) * CHARS_PER_TOKEN, SCHEMA_REASON)
     return {
         "type": "object",
         "properties": {
             "score": {"type": "integer", "minimum": 0, "maximum": 100},
-            "reason": {"type": "string", "maxLength": SCHEMA_REASON},
+            "reason": {"type": "string", "maxLength": reason},
         },
         "required": ["score", "reason"],
         "additionalProperties": False,
@@ -57,15 +81,23 @@ def score_schema() -> dict[str, Any]:
 
 
 def schema_for(
-    kind: str, tree: TreeLimits, fact_fields: Sequence[str], constraints: Sequence[Constraint]
+    kind: str,
+    tree: TreeLimits,
+    fact_fields: Sequence[str],
+    constraints: Sequence[Constraint],
+    max_tokens: int = 400,
 ) -> OutputSchema | None:
-    """The schema a ``kind`` answer is held to: a split for decompose and refine (its count
-    limits, the facts each part must state, bounded by the largest declared total), a rating for
-    score; None for execute (its answer is prose)."""
+    """The schema a ``kind`` answer (of at most ``max_tokens`` tokens) is held to: a split for
+    decompose and refine (its count limits, the facts each part must state, bounded by the
+    largest declared total; strings sized for the count asked for, one more at most), a
+    rating for score; None for execute (its answer is prose)."""
     if kind == "score":
-        return OutputSchema.of("score", score_schema())
+        return OutputSchema.of("score", score_schema(max_tokens))
     if kind in ("decompose", "refine"):
         totals = [int(c.total) for c in constraints if c.kind == "sum" and c.total is not None]
         low, high, limit = tree.min_children, tree.max_children, max(totals, default=10000)
-        return OutputSchema.of("split", split_schema(low, high, fact_fields, limit))
+        target = max(low, min(high, 4))  # what the prompts ask for (tasks.py: limits.target)
+        title, detail = string_bounds(max_tokens, min(high, target + 1))
+        schema = split_schema(low, high, fact_fields, limit, title=title, detail=detail)
+        return OutputSchema.of("split", schema)
     return None

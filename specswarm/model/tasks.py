@@ -232,7 +232,8 @@ def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], co
             )
         )
         wants = accepts_schema(model)  # asked each time: a server may turn out to ignore schemas
-        schema = schema_for(kind, ask.spec.tree, ask.fact_fields, ask.constraints) if wants else None
+        cap = int(_token_cap(settings.max_tokens, kind))
+        schema = schema_for(kind, ask.spec.tree, ask.fact_fields, ask.constraints, cap) if wants else None
         gen = generate_locked(model, _request(settings, kind, system, asked, schema))
         (counts.structured if gen.structured else counts.free)[kind] += 1
         if cut_repeats(gen.text)[1]:
