@@ -35,6 +35,7 @@ from typing import IO, Any, cast
 import trio
 
 from specswarm.errors import InterruptedRunError, SpecSwarmError, TransportError
+from specswarm.model import worker
 from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, check_event, make_run_event, read_event_log
 from specswarm.protocol.identity import Identity, short_id
@@ -183,6 +184,7 @@ def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
 
 def _run(config: PeerConfig) -> None:
     """Run :func:`_main` under trio and raise what stopped it as one of the project's errors."""
+    worker.prepare()  # the model's thread first in the CPU queue, every peer's networking after it
     try:
         trio.run(_main, config)
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before trio installed handlers

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 import trio
 
 from specswarm.errors import ModelError
+from specswarm.model import worker
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.plan.views import ROOT, NodeView, Plan
 
@@ -119,7 +120,12 @@ class ModelRole:
                     node.counters.model_reused += 1
                     return shared
                 node.counters.model_calls += 1
-                result = await trio.to_thread.run_sync(task, model)
+
+                # in the model thread, ahead of the networking (specswarm.model.worker)
+                def in_model_thread() -> T:
+                    return worker.run(task, model)
+
+                result = await trio.to_thread.run_sync(in_model_thread)
         except ModelError as exc:
             node.counters.model_failures += 1
             self.last_failure = f"{self.name} on {key}: {exc}"[:500]
