@@ -33,7 +33,11 @@ PROBE = textwrap.dedent(
 
 def _probe(**env: str) -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-c", PROBE], env={**os.environ, **env}, capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE],
+        env={k: v for k, v in os.environ.items() if k != "SPECSWARM_NICE"} | env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return out.stdout.split()
 
@@ -41,13 +45,14 @@ def _probe(**env: str) -> list[str]:
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="per-thread niceness is Linux's")
 def test_the_model_thread_keeps_its_priority_and_the_rest_run_lower() -> None:
     base = os.getpriority(os.PRIO_PROCESS, 0)
-    lowered, separate, model_nice, main_nice, new_thread_nice = _probe()
+    lowered, separate, model_nice, main_nice, new_thread_nice = _probe(SPECSWARM_NICE="5")
     assert (lowered, separate) == ("True", "True")
     assert int(model_nice) == base and int(main_nice) == base + 5 and int(new_thread_nice) == base + 5
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="per-thread niceness is Linux's")
-def test_specswarm_nice_0_keeps_every_thread_at_the_same_priority() -> None:
+def test_by_default_every_thread_keeps_the_same_priority() -> None:
     base = os.getpriority(os.PRIO_PROCESS, 0)
-    lowered, separate, model_nice, main_nice, _ = _probe(SPECSWARM_NICE="0")
-    assert (lowered, separate) == ("False", "True") and int(model_nice) == int(main_nice) == base
+    for env in ({}, {"SPECSWARM_NICE": "0"}, {"SPECSWARM_NICE": "junk"}):
+        lowered, separate, model_nice, main_nice, _ = _probe(**env)
+        assert (lowered, separate) == ("False", "True") and int(model_nice) == int(main_nice) == base

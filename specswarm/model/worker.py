@@ -8,10 +8,13 @@ run on 2 cores (9 peers): the generating peer's model thread had used 25 s of CP
 its own event loop 27 s.
 
 :func:`prepare` (called once, before a peer starts its event loop) starts one long-lived model
-thread at the process's priority and then lowers the calling thread's priority by
-:data:`NETWORK_NICE` (Linux niceness is per thread, and threads inherit their creator's);
-:func:`run` runs a model task in that thread. Without :func:`prepare` (tests, scripts),
-:func:`run` calls the task in the caller's thread. ``SPECSWARM_NICE=0`` turns the lowering off.
+thread at the process's priority and then, when ``SPECSWARM_NICE=N`` (N > 0) is set, lowers
+the calling thread's priority by N (Linux niceness is per thread, and threads inherit their
+creator's); :func:`run` runs a model task in that thread. Without :func:`prepare` (tests,
+scripts), :func:`run` calls the task in the caller's thread.
+
+The lowering is opt-in: its effect on a whole run is not measured yet, and a peer whose
+networking runs below other programs' can fall behind on a machine that is busy with them.
 """
 
 from __future__ import annotations
@@ -24,10 +27,9 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-NETWORK_NICE = 5
-"""How much lower than the model the peer's other threads run (Linux niceness: +5 gives a
-thread about a third of a contended core's time next to one at +0; more would starve a peer's
-networking when other programs load the machine)."""
+SUGGESTED_NICE = 5
+"""A sensible ``SPECSWARM_NICE`` (Linux niceness +5 gives a thread about a third of a contended
+core's time next to one at +0)."""
 
 _EXECUTOR: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
@@ -41,9 +43,12 @@ def prepare(nice: int | None = None) -> bool:
         if _EXECUTOR is None:
             _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specswarm-model")
             _EXECUTOR.submit(lambda: None).result()  # the thread exists now, at today's priority
-    step = NETWORK_NICE if nice is None else nice
-    if os.environ.get("SPECSWARM_NICE", "").strip() == "0":
-        step = 0
+    if nice is None:
+        try:
+            nice = int(os.environ.get("SPECSWARM_NICE", "0").strip() or 0)
+        except ValueError:
+            nice = 0
+    step = nice
     if step <= 0 or not hasattr(os, "setpriority"):
         return False
     try:
