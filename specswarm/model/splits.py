@@ -134,14 +134,11 @@ def self_check(
     mine = sorted(normalize_title(c.title) for c in children)
     repeat = any(sorted(normalize_title(c.title) for c in p) == mine for p in proposed)
     veto = vetoed(checks)
-    problems = [line for line in critique(checks).splitlines() if line and _is_hard(line)]
+    # the critique of the failed hard checks, read from the checks (not re-parsed from text)
+    problems = critique([c for c in checks if c.name in HARD_CHECKS]).splitlines()
     if repeat:
         problems.append("repeats: this split was proposed already; split the goal another way")
     return Verdict(not veto and not repeat, (int(not repeat), int(not veto), score), problems)
-
-
-def _is_hard(line: str) -> bool:
-    return line.split(":", 1)[0] in HARD_CHECKS
 
 
 def split_constraints(spec: GoalSpec, node: Subject) -> list[Constraint]:

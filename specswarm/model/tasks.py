@@ -280,7 +280,7 @@ def decompose(
     first = _decompose_once(model, spec, node, ancestors, siblings, strategy, critiques, previous, tally)
     if relatives is None:
         return first
-    constraints = _Ask(spec, node).constraints
+    constraints = split_constraints(spec, node)
     first, changed = repaired(spec, node, first, relatives, constraints)
     verdict = self_check(spec, node, first, relatives, proposed)
     tally.repaired += changed
