@@ -114,7 +114,7 @@ class ModelRole:
         model = CountingModel(raw, node.counters)
         started = time.monotonic()
         try:
-            async with machine_slot(enabled=not raw.instant):
+            async with machine_slot(enabled=not raw.instant, slots=machine_slots(raw)):
                 shared = reuse() if reuse is not None else None
                 if shared is not None:
                     node.counters.model_reused += 1
@@ -161,30 +161,68 @@ class CountingModel:
         return gen
 
 
-def _machine_slot_path() -> Path:
+def _machine_slot_path(slot: int = 0) -> Path:
     from specswarm.model.assets import cache_dir
 
-    path = cache_dir() / "generation.lock"
+    path = cache_dir() / ("generation.lock" if slot == 0 else f"generation.lock.{slot}")
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
 
+SLOT_POLL = 0.05
+"""Seconds between tries for a free generation slot when there are several."""
+
+
+def machine_slots(model: object) -> int:
+    """How many generations this machine runs at once: its cores divided by the threads one
+    generation uses (a model that does not say uses one slot: all of them, as before). Two
+    one-thread generations on two cores keep both busy; one generation waiting at llama.cpp's
+    barrier for a thread the OS preempted keeps neither (docs/MODELS.md)."""
+    threads = getattr(model, "threads", None)
+    if not isinstance(threads, int) or threads <= 0:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // threads)
+
+
 @asynccontextmanager
-async def machine_slot(enabled: bool = True) -> AsyncIterator[None]:
-    """Hold the machine-wide generation lock: a file lock shared by every peer process of this
-    user. On a small machine one generation at a time, using every core, finishes sooner than
-    several fighting over them. Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models)."""
+async def machine_slot(enabled: bool = True, slots: int = 1) -> AsyncIterator[None]:
+    """Hold one of the machine-wide generation slots: file locks shared by every peer process
+    of this user, ``slots`` of them (:func:`machine_slots`). On a small machine as many
+    generations as the cores hold finish sooner than more of them fighting over the cores.
+    Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models)."""
     if not enabled or os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
         yield
         return
-    fh = open(_machine_slot_path(), "a")
+    if slots <= 1:
+        fh = open(_machine_slot_path(), "a")
+        try:
+            # waiting happens in a thread; if we are cancelled meanwhile, closing the file
+            # below releases the lock the abandoned thread may still obtain
+            # (trio-typing's stale stubs, which libp2p installs, do not know abandon_on_cancel)
+            await trio.to_thread.run_sync(  # type: ignore[call-arg]
+                fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True
+            )
+            yield
+        finally:
+            fh.close()
+        return
+    handles = [open(_machine_slot_path(i), "a") for i in range(slots)]
+    held = None
     try:
-        # waiting happens in a thread; if we are cancelled meanwhile, closing the file
-        # below releases the lock the abandoned thread may still obtain
-        # (trio-typing's stale stubs, which libp2p installs, do not know abandon_on_cancel)
-        await trio.to_thread.run_sync(  # type: ignore[call-arg]
-            fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True
-        )
+        start = os.getpid() % slots  # peers start their round at different slots
+        while held is None:
+            for i in range(slots):
+                fh = handles[(start + i) % slots]
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                held = fh
+                break
+            else:
+                await trio.sleep(SLOT_POLL)
         yield
     finally:
-        fh.close()
+        for fh in handles:
+            fh.close()

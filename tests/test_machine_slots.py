@@ -1,0 +1,48 @@
+"""The machine-wide generation slots: as many generations at once as the cores hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import trio
+
+from specswarm.swarm.roles import base
+from specswarm.swarm.roles.base import machine_slot, machine_slots
+
+
+def test_slots_are_the_cores_divided_by_a_generations_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
+    assert machine_slots(SimpleNamespace(threads=1)) == 4
+    assert machine_slots(SimpleNamespace(threads=2)) == 2
+    assert machine_slots(SimpleNamespace(threads=3)) == 1
+    assert machine_slots(SimpleNamespace(threads=8)) == 1
+    assert machine_slots(SimpleNamespace()) == 1  # a model that does not say: one at a time
+
+
+@pytest.mark.parametrize("slots", [1, 2, 3])
+def test_no_more_generations_run_at_once_than_there_are_slots(
+    slots: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPECSWARM_CACHE", str(tmp_path))
+    monkeypatch.delenv("SPECSWARM_MACHINE_LOCK", raising=False)
+    running, peak, done = 0, 0, 0
+
+    async def generation() -> None:
+        nonlocal running, peak, done
+        async with machine_slot(slots=slots):
+            running += 1
+            peak = max(peak, running)
+            await trio.sleep(0.2)
+            running -= 1
+            done += 1
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(generation)
+
+    trio.run(main)
+    assert done == 5
+    assert peak == slots
