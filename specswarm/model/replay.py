@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -167,7 +169,22 @@ class ScriptedModel:
     def generate(self, req: GenerationRequest) -> Generation:
         self.calls.append(req)
         text = self.fn(req)
-        return Generation(text=text, tokens=len(text.split()), seconds=0.0, model=self.name)
+        delay = _test_delay()
+        if delay > 0:
+            time.sleep(delay)  # in the model thread, as a real generation would block it
+        return Generation(text=text, tokens=len(text.split()), seconds=delay, model=self.name)
+
+
+TEST_DELAY_ENV = "SPECSWARM_TEST_MODEL_DELAY"
+"""TEST ONLY: seconds the scripted model sleeps per generation, so benchmarks can measure what a
+swarm costs while its peers wait for a slow model (its idle networking). Unset in normal use."""
+
+
+def _test_delay() -> float:
+    try:
+        return max(0.0, float(os.environ.get(TEST_DELAY_ENV, "0") or 0))
+    except ValueError:
+        return 0.0
 
 
 # ---------------------------------------------------------------------------

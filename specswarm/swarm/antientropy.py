@@ -47,6 +47,8 @@ log = logging.getLogger("specswarm.swarm.node")
 ANNOUNCE_INTERVAL = 1.0
 QUIET_ANNOUNCE_EVERY = 5
 """When nothing changes and every peer agrees, announce once in this many rounds."""
+DISAGREE_ANNOUNCE_EVERY = 2
+"""When our set has not changed but a peer's differs, announce once in this many rounds."""
 GONE_GRACE = 3 * QUIET_ANNOUNCE_EVERY * ANNOUNCE_INTERVAL
 """Seconds without contact before a peer counts as gone (three quiet announcement periods)."""
 PEER_HAVE_FRESH = 10.0
@@ -187,13 +189,16 @@ class AntiEntropy:
             if self.role_name == "observer":
                 continue  # the observer never speaks; it still pulls when others announce
             digest = self.store.set_digest()
-            # In a quiet, agreeing swarm announce only every QUIET_ANNOUNCE_EVERY rounds: each
-            # announcement costs every peer a validation, which dominates idle CPU.
-            agreed = digest == self._last_announced and all(
-                h.digest == digest for h in self._peer_have.values() if now - h.at < PEER_HAVE_FRESH
-            )
-            self._quiet_rounds = self._quiet_rounds + 1 if agreed else 0
-            if agreed and self._quiet_rounds % QUIET_ANNOUNCE_EVERY:
+            # Announce at once when our set changed; otherwise every DISAGREE_ANNOUNCE_EVERY
+            # rounds while a peer's set differs (repair is under way) and every
+            # QUIET_ANNOUNCE_EVERY rounds in a quiet, agreeing swarm: each announcement costs
+            # every peer a delivery (and the library's per-RPC signed record), which dominates
+            # idle CPU, and under CPU starvation peers disagree for long stretches.
+            changed = digest != self._last_announced
+            agreed = all(h.digest == digest for h in self._peer_have.values() if now - h.at < PEER_HAVE_FRESH)
+            self._quiet_rounds = 0 if changed else self._quiet_rounds + 1
+            every = QUIET_ANNOUNCE_EVERY if agreed else DISAGREE_ANNOUNCE_EVERY
+            if not changed and self._quiet_rounds % every:
                 continue
             self._last_announced = digest
             try:

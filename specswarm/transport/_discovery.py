@@ -71,6 +71,11 @@ class PeerExchange:
         )
         self._wake_dialer = trio.Event()
         self._exchanged: set[str] = set()
+        self._exchanging: set[str] = set()
+        """Peers an exchange is in flight with: one at a time per peer."""
+        self._retry_exchange: dict[str, float] = {}
+        """Peers whose first exchange failed -> when to try again (backing off)."""
+        self._exchange_failures: dict[str, int] = {}
         self._announce_at: float | None = None
         """When to pass newly learned peers on to every connected peer (None: nothing new)."""
         self._quiet_factor = 1
@@ -112,9 +117,11 @@ class PeerExchange:
                 self._learned, last_connected = True, connected  # the swarm changed: look around
             self._exchanged &= connected
             for peer_id in connected - self._exchanged:
+                if self._retry_exchange.get(peer_id, 0.0) > now:
+                    continue  # its last exchange failed: wait before asking again
                 self._exchanged.add(peer_id)
                 self._book.succeeded(peer_id)
-                nursery.start_soon(self._exchange_with, peer_id)
+                self._start_exchange(nursery, peer_id)
             announce = self._announce_at is not None and now >= self._announce_at
             if now >= next_exchange or announce:
                 # a peer we just learned of is passed on at once, not at the next round: a hub
@@ -125,7 +132,7 @@ class PeerExchange:
                 wait = config.exchange_interval * self._quiet_factor
                 next_exchange = now + wait * random.uniform(0.8, 1.2)
                 for peer_id in connected:
-                    nursery.start_soon(self._exchange_with, peer_id)
+                    self._start_exchange(nursery, peer_id)
             for peer_id in self._book.due(connected, now):
                 self._book.dialing(peer_id, now, config.dial_timeout + 1)
                 nursery.start_soon(self._dial, peer_id)
@@ -163,14 +170,34 @@ class PeerExchange:
                 self._announce_at = now + ANNOUNCE_DELAY
         self._wake_dialer.set()
 
+    def _start_exchange(self, nursery: trio.Nursery, peer_id: str) -> None:
+        """Exchange with ``peer_id`` unless an exchange with it is already in flight: on a
+        CPU-starved machine an exchange can take seconds, and rounds started meanwhile must not
+        pile more streams onto the same slow peer (measured: 9 peers on 2 cores made ~8
+        failing exchanges a second each, and the storm starved the model)."""
+        if peer_id in self._exchanging:
+            return
+        self._exchanging.add(peer_id)
+        nursery.start_soon(self._exchange_with, peer_id)
+
     async def _exchange_with(self, peer_id: str) -> None:
         try:
             with trio.fail_after(self._config.dial_timeout):
                 reply = await self._calls.call(peer_id, PEERS_PROTOCOL, self._payload())
         except (TransportError, trio.TooSlowError) as exc:
-            log.debug("peer exchange with %s failed: %s", peer_id, exc)
+            failures = self._exchange_failures.get(peer_id, 0) + 1
+            self._exchange_failures[peer_id] = failures
+            log.debug("peer exchange with %s failed (%d in a row): %s", peer_id, failures, describe(exc))
+            # ask again, backing off (0.5, 1, 2 ... s, at most one exchange interval), rather than
+            # at the dialer's next look 0.2 s from now
+            backoff = min(self._config.exchange_interval, 0.5 * 2 ** (failures - 1))
+            self._retry_exchange[peer_id] = trio.current_time() + backoff * random.uniform(0.8, 1.2)
             self._exchanged.discard(peer_id)
             return
+        finally:
+            self._exchanging.discard(peer_id)
+        self._exchange_failures.pop(peer_id, None)
+        self._retry_exchange.pop(peer_id, None)
         self._learn(reply, peer_id)
 
     async def _dial(self, peer_id: str) -> None:
