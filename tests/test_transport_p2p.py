@@ -442,3 +442,46 @@ def test_quiet_exchange_rounds_back_off_and_news_resets_them() -> None:
         factors.append(round_factor(factors[-1], learned=False))
     assert factors == [1, 2, 4, 8, 8, 8, 8] and QUIET_BACKOFF_MAX == 8
     assert round_factor(8, learned=True) == 1
+
+
+def test_one_exchange_at_a_time_per_peer_and_a_failed_one_backs_off() -> None:
+    """A slow peer gets one exchange stream at a time however many rounds start meanwhile, and
+    one that failed is asked again after a growing wait, not at the dialer's next look (9 peers
+    on 2 cores made ~8 failing exchanges a second each before)."""
+    from types import SimpleNamespace
+
+    from specswarm.errors import TransportError
+    from specswarm.transport._config import P2PConfig
+    from specswarm.transport._discovery import PeerExchange
+
+    in_flight, peak, calls = 0, 0, 0
+
+    class SlowCalls:
+        async def call(self, peer_id: str, protocol: object, data: bytes) -> bytes:
+            nonlocal in_flight, peak, calls
+            calls += 1
+            in_flight += 1
+            peak = max(peak, in_flight)
+            try:
+                await trio.sleep(0.3)
+            finally:
+                in_flight -= 1
+            raise TransportError("too slow")
+
+    host = SimpleNamespace(get_addrs=lambda: [], get_connected_peers=lambda: [])
+    config = P2PConfig(dial_timeout=1.0, exchange_interval=5.0)
+    px = PeerExchange("me", host, config, SlowCalls())  # type: ignore[arg-type]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(10):  # ten rounds start while the first exchange is still running
+                px._start_exchange(nursery, "peer")
+                await trio.sleep(0.01)
+        assert calls == 1 and peak == 1
+        first = px._retry_exchange["peer"] - trio.current_time()
+        async with trio.open_nursery() as nursery:
+            px._start_exchange(nursery, "peer")
+        second = px._retry_exchange["peer"] - trio.current_time()
+        assert 0.3 < first < 0.7 and 0.7 < second < 1.3  # 0.5 s, then 1 s (±20%)
+
+    trio.run(main)
