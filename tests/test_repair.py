@@ -220,3 +220,18 @@ def test_a_revision_names_each_problem_once_hard_checks_first() -> None:
         SimpleNamespace(approve=True, critique="units: #2 says 3 days"),
     ]
     assert review_lines(SimpleNamespace(votes=votes)) == [overlap, coverage]  # type: ignore[arg-type]
+
+
+def test_a_title_quantity_its_facts_contradict_and_an_open_bracket_are_cut() -> None:
+    kids = [
+        kid("Hike Mount Fuji (1 day) (Start your hike from the base camp", "Climb overnight", 1),
+        kid("Visit Osaka (0 days)", "Umeda and Osaka Castle", 1),
+        kid("Tokyo (5 days)", "Asakusa", 5),
+    ]
+    assert not check_units(kids).passed
+    fixed, done = repair_split(TRIP, kids, min_children=2)
+    assert [c.title for c in fixed] == ["Hike Mount Fuji (1 day)", "Visit Osaka", "Tokyo (5 days)"]
+    assert fixed[0].detail == "Start your hike from the base camp; Climb overnight"
+    assert [c.facts for c in fixed] == [c.facts for c in kids]  # the facts are what sums check
+    assert done.retitled == 2 and done.merged == 0 and done.dropped == 0
+    assert check_units(fixed).passed

@@ -8,7 +8,11 @@ can often be fixed in code without losing what the model wrote:
   the first one's title, every detail, additive facts summed ("Tokyo" 5 days and "Design
   tours in Tokyo" 2 days become "Tokyo", 7 days);
 - a child that repeats its parent, an ancestor or a node planned elsewhere in the tree
-  (:func:`~.overlap.repeating`) is dropped: that content is planned already.
+  (:func:`~.overlap.repeating`) is dropped: that content is planned already;
+- a title whose quantity its own facts contradict ("Visit Osaka (0 days)" with ``days: 1``)
+  loses the quantity: the facts are what the sums are checked on (and fitted to);
+- a title that opens a bracket it never closes ("Hike Mount Fuji (Start your hike from the")
+  ends before it, the rest going to the detail.
 
 Neither repair takes a split below ``min_children``: the split is then left as it is, for
 the scorers to reject and the decomposer to attack differently. Sums the repair changes
@@ -37,10 +41,12 @@ class Repairs:
     """Children folded into a sibling that planned the same thing."""
     dropped: int = 0
     """Children dropped because they repeat a node planned elsewhere."""
+    retitled: int = 0
+    """Titles cut: a quantity its facts contradict, or a bracket left open."""
     notes: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.merged or self.dropped)
+        return bool(self.merged or self.dropped or self.retitled)
 
 
 def repair_split(
@@ -53,8 +59,9 @@ def repair_split(
 ) -> tuple[list[Child], Repairs]:
     """``children`` with overlapping siblings merged and repeating children dropped, while at
     least ``min_children`` remain; and what was changed."""
-    slots: list[Child | None] = list(children)
     done = Repairs()
+    children = [_tidy_title(c, done) for c in children]
+    slots: list[Child | None] = list(children)
     lex = lexicon_of(parent, children, relatives)
     for shared, members in overlap_groups(parent, children, relatives, lex=lex):
         live = [(k, c) for k in members if (c := slots[k]) is not None]
@@ -109,3 +116,37 @@ _QUANTITY = re.compile(r"\s*[(\[][^)\]]*\d[^)\]]*[)\]]|\s*[,:–-]\s*\d+(?:[.,]\
 def _strip_quantities(title: str) -> str:
     """``title`` without its bracketed quantities ("Visit Kyoto (4 days)" -> "Visit Kyoto")."""
     return " ".join(_QUANTITY.sub("", title).split())
+
+
+def _tidy_title(child: Child, done: Repairs) -> Child:
+    """``child`` with a bracket its title leaves open moved to the detail, and a title quantity
+    its facts contradict taken out (counted and noted in ``done``)."""
+    title, detail = child.title, child.detail
+    cut = _open_bracket(title)
+    if cut is not None:
+        rest = title[cut:].lstrip("([ ").strip()
+        title = title[:cut].rstrip(" -:,")
+        detail = f"{rest}; {detail}" if detail and rest else (rest or detail)
+    if not check_units([Child(title, detail, child.leaf, child.facts)]).passed:
+        title = _strip_quantities(title) or title
+    if title == child.title:
+        return child
+    done.retitled += 1
+    done.notes.append(f'retitled "{child.title}" as "{title}"')
+    return Child(title, detail, child.leaf, child.facts)
+
+
+def _open_bracket(title: str) -> int | None:
+    """Where the last bracket ``title`` opens and never closes starts (None: all closed, or
+    the bracket is the whole title)."""
+    depth, start = 0, None
+    for i, ch in enumerate(title):
+        if ch in "([":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch in ")]" and depth:
+            depth -= 1
+            if depth == 0:
+                start = None
+    return start if depth and start else None
