@@ -46,3 +46,22 @@ def test_no_more_generations_run_at_once_than_there_are_slots(
     trio.run(main)
     assert done == 5
     assert peak == slots
+
+
+def test_a_peer_answers_a_greedy_request_it_has_answered_before_from_memory() -> None:
+    from specswarm.model import GenerationRequest, ScriptedModel
+    from specswarm.swarm.counters import NodeCounters
+    from specswarm.swarm.roles.base import CountingModel
+
+    inner = ScriptedModel(lambda req: f"answer to {req.prompt}")
+    counters, memo = NodeCounters(), {}
+    model = CountingModel(inner, counters, memo)
+    first = model.generate(GenerationRequest("rate this split"))
+    again = model.generate(GenerationRequest("rate this split"))
+    other = model.generate(GenerationRequest("rate that split"))
+    assert again == first and other.text == "answer to rate that split"
+    assert len(inner.calls) == 2 and counters.model_reused == 1 and counters.model_generations == 2
+    sampled = CountingModel(inner, counters, memo)  # sampling may answer differently: ask again
+    sampled.generate(GenerationRequest("rate this split", top_k=40, temperature=0.7))
+    sampled.generate(GenerationRequest("rate this split", top_k=40, temperature=0.7))
+    assert len(inner.calls) == 4

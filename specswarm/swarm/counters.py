@@ -23,7 +23,8 @@ class NodeCounters:
     synced_events: int = 0
     model_calls: int = 0
     model_reused: int = 0
-    """Model ratings taken from another scorer's vote instead of generating the same one again."""
+    """Model answers not generated again: a rating taken from another scorer's vote of the same
+    lens, or a greedy answer this peer's model already gave to the same request."""
     model_failures: int = 0
     model_tokens: int = 0
     model_seconds: float = 0.0

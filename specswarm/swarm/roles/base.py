@@ -79,6 +79,8 @@ class ModelRole:
         """Local monotonic time at which a node or claim id was first seen (for takeovers)."""
         self.last_failure: str | None = None
         """The latest model failure (shown in status lines and when a run stalls)."""
+        self.memo: dict[str, Generation] = {}
+        """Greedy answers by request (:class:`CountingModel`)."""
 
     def seen(self, key: str) -> float:
         """When this role first saw ``key`` (now, if never before)."""
@@ -111,7 +113,7 @@ class ModelRole:
         an answer (e.g. another scorer already published the same deterministic rating), the
         model is not called."""
         raw = await self.model()
-        model = CountingModel(raw, node.counters)
+        model = CountingModel(raw, node.counters, None if raw.instant else self.memo)
         started = time.monotonic()
         try:
             async with machine_slot(enabled=not raw.instant, slots=machine_slots(raw)):
@@ -137,13 +139,20 @@ class ModelRole:
         return result
 
 
+MEMO_SIZE = 256
+"""Greedy answers a peer remembers (oldest forgotten first)."""
+
+
 class CountingModel:
     """Passes generations through to the real model, adding each one's tokens and time
     to the node's counters (model_tokens, model_generations, model_gen_seconds)."""
 
-    def __init__(self, inner: Model, counters: NodeCounters) -> None:
+    def __init__(
+        self, inner: Model, counters: NodeCounters, memo: dict[str, Generation] | None = None
+    ) -> None:
         self._inner = inner
         self._counters = counters
+        self._memo = memo
         self.name = inner.name
         self.instant = inner.instant
 
@@ -153,7 +162,18 @@ class CountingModel:
         return accepts_schema(self._inner)
 
     def generate(self, req: GenerationRequest) -> Generation:
+        # greedy decoding gives the same prompt the same answer: a rival's identical split, or
+        # a question asked again, is answered from what this peer's model said before
+        memo = self._memo if req.top_k == 1 else None
+        key = hashlib.sha256(repr(req).encode()).hexdigest() if memo is not None else ""
+        if memo is not None and key in memo:
+            self._counters.model_reused += 1
+            return memo[key]
         gen = self._inner.generate(req)
+        if memo is not None:
+            if len(memo) >= MEMO_SIZE:
+                memo.pop(next(iter(memo)))
+            memo[key] = gen
         self.name = self._inner.name  # an endpoint names its model once it has asked
         self._counters.model_generations += 1
         self._counters.model_tokens += gen.tokens
