@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from specswarm.model import Child, GenerationRequest, ScriptedModel, TaskCounts, decompose
-from specswarm.plan.critics import Part, Relative, check_overlap, check_repeats, check_units
+from specswarm.plan.critics import Part, Relative, check_facts, check_overlap, check_repeats, check_units
 from specswarm.plan.critics.repair import merge_children, repair_split
 from tests.test_model_tasks import GOAL, ROOT, spec_of
 
@@ -235,3 +235,19 @@ def test_a_title_quantity_its_facts_contradict_and_an_open_bracket_are_cut() -> 
     assert [c.facts for c in fixed] == [c.facts for c in kids]  # the facts are what sums check
     assert done.retitled == 2 and done.merged == 0 and done.dropped == 0
     assert check_units(fixed).passed
+
+
+def test_a_child_given_no_days_joins_the_sibling_before_it() -> None:
+    fuji = Part("Hike Mount Fuji", "a two-day climb", {"days": 2})
+    kids = [
+        kid("Climb to the eighth station", "Yoshida trail, night in a hut", 1),
+        kid("Summit at sunrise", "then descend", 1),
+        kid("Return to Tokyo", "train from Kawaguchiko", 0),
+    ]
+    assert not check_facts(fuji, kids).passed  # a stage that takes no time is no stage
+    fixed, done = repair_split(fuji, kids, min_children=2)
+    assert [c.title for c in fixed] == ["Climb to the eighth station", "Summit at sunrise"]
+    assert fixed[1].facts["days"] == 1 and "Kawaguchiko" in fixed[1].detail
+    assert done.merged == 1 and check_facts(fuji, fixed).passed
+    two = [kid("Climb", "up", 2), kid("Return", "down", 0)]
+    assert repair_split(fuji, two, min_children=2)[0] == two  # never below the minimum

@@ -30,6 +30,10 @@ def _stated(item: Item, unit: str) -> tuple[float, str] | None:
     return None
 
 
+TIME_UNITS = frozenset({"minutes", "hours", "days", "nights", "weeks", "months"})
+"""Units of a schedule: a part given none of it is no part (an amount of money may be 0)."""
+
+
 def check_facts(parent: Item, children: Sequence[Item]) -> Check:
     """Numbers that add up: every additive numeric fact of the parent (``days: 4``,
     ``budget_eur: 2000``) must be declared by every child, and the children's values must add
@@ -64,6 +68,14 @@ def check_facts(parent: Item, children: Sequence[Item]) -> Check:
         if not math.isclose(got, total, rel_tol=1e-9, abs_tol=1e-9):
             each = " + ".join(fmt(v) for v in vals if v is not None)
             problems.append(f"{key} add up to {fmt(got)} ({each}), not the parent's {key}: {fmt(total)}")
+        empty = [i for i, v in enumerate(vals) if v is not None and v <= 0]
+        if unit in TIME_UNITS and total > 0 and empty:
+            # a stage of a schedule that takes no time is not a stage ("Visit Osaka (0 days)")
+            who = ", ".join(label(i, children[i]) for i in empty)
+            problems.append(
+                f"{who} {'gets' if len(empty) == 1 else 'get'} {key}: 0: give each part "
+                f"some of the {fmt(total)} {key}, or plan it inside a sibling"
+            )
     if not checked:
         # no declared fact: a quantity in the parent's title still bounds what children state
         for q in parse_quantities(parent.title):

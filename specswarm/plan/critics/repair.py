@@ -11,6 +11,8 @@ can often be fixed in code without losing what the model wrote:
   (:func:`~.overlap.repeating`) is dropped: that content is planned already;
 - a title whose quantity its own facts contradict ("Visit Osaka (0 days)" with ``days: 1``)
   loses the quantity: the facts are what the sums are checked on (and fitted to);
+- a child given none of a schedule (``days: 0`` of the parent's ``days: 2``: "Return to Tokyo
+  by train") joins the sibling before it;
 - a title that opens a bracket it never closes ("Hike Mount Fuji (Start your hike from the")
   ends before it, the rest going to the detail.
 
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field
 
 from specswarm.plan.critics.evidence import lexicon_of
 from specswarm.plan.critics.items import Item, Relative
-from specswarm.plan.critics.numbers import check_units
+from specswarm.plan.critics.numbers import TIME_UNITS, check_units
 from specswarm.plan.critics.overlap import overlap_groups, repeating
-from specswarm.plan.critics.quantities import is_additive
+from specswarm.plan.critics.quantities import fact_unit, is_additive
 from specswarm.protocol.bodies import Child
 
 
@@ -60,7 +62,7 @@ def repair_split(
     """``children`` with overlapping siblings merged and repeating children dropped, while at
     least ``min_children`` remain; and what was changed."""
     done = Repairs()
-    children = [_tidy_title(c, done) for c in children]
+    children = _merge_empty(parent, [_tidy_title(c, done) for c in children], min_children, done)
     slots: list[Child | None] = list(children)
     lex = lexicon_of(parent, children, relatives)
     for shared, members in overlap_groups(parent, children, relatives, lex=lex):
@@ -150,3 +152,33 @@ def _open_bracket(title: str) -> int | None:
             if depth == 0:
                 start = None
     return start if depth and start else None
+
+
+def _merge_empty(parent: Item, children: list[Child], min_children: int, done: Repairs) -> list[Child]:
+    """``children`` with each one that gets 0 of a time fact the parent splits (``days: 0``)
+    merged into the sibling before it (the first into the one after), while more than
+    ``min_children`` remain."""
+    keys = [
+        k
+        for k, v in parent.facts.items()
+        if is_additive(k) and fact_unit(k) in TIME_UNITS and isinstance(v, int | float) and v > 0
+    ]
+    out = list(children)
+    for key in keys:
+        i = 0
+        while i < len(out) and len(out) > min_children:
+            v = out[i].facts.get(key)
+            if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0:
+                j = i - 1 if i > 0 else 1
+                a, b = (out[j], out[i]) if j < i else (out[i], out[j])
+                keep = out[j]
+                merged = merge_children([a, b])
+                merged = Child(keep.title, merged.detail, merged.leaf, merged.facts)
+                done.merged += 1
+                done.notes.append(f'merged "{out[i].title}" ({key}: 0) into "{keep.title}"')
+                out[min(i, j)] = merged
+                del out[max(i, j)]
+                i = max(0, i - 1)
+                continue
+            i += 1
+    return out
