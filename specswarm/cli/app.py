@@ -192,6 +192,13 @@ def plan(
         Path | None,
         typer.Option("--report", help="Write a JSON run report here (digests per peer, counters, timings)."),
     ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="Keep the model's answers in this directory and replay them on a re-run (default: the spec's cache).",
+        ),
+    ] = None,
     no_restart: Annotated[
         bool,
         typer.Option(
@@ -212,6 +219,7 @@ def plan(
         quiet=quiet,
         report=report,
         restart=not no_restart,
+        cache=cache,
     )
 
 
@@ -239,6 +247,13 @@ def peer(
         typer.Option("--preload", help="Start from the events of this log (repeatable)."),
     ] = None,
     json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            help="Keep the model's answers in this directory and replay them (shared by local peers).",
+        ),
+    ] = None,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
     from specswarm.swarm.peer import run_peer_cli
@@ -256,6 +271,7 @@ def peer(
         admission=admission,
         preload=preload or [],
         json_status=json_status,
+        cache=cache,
     )
 
 

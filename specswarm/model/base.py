@@ -96,6 +96,9 @@ class Generation:
     """Name of the model that produced it (e.g. the GGUF file name)."""
     structured: bool = False
     """True when the backend held the text to the request's schema (it is that JSON)."""
+    cached: bool | None = None
+    """The answer cache (:mod:`specswarm.model.cache`): True when the answer came from it, False
+    when it missed (and stored this answer); None when no cache is in use."""
 
 
 @runtime_checkable

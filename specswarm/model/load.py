@@ -8,6 +8,7 @@ libraries, and llama-cpp-python is an optional extra. :func:`preflight` is what
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from specswarm.errors import EndpointError, ModelError, SpecError, SpecProblem
 from specswarm.model.base import Model
@@ -18,8 +19,9 @@ MODEL_ROLES = ("decomposer", "scorer", "executor")
 BACKENDS = ("gpt4all", "replay", "scripted", "llama", "openai")
 
 
-def load_model(settings: ModelSettings) -> Model:
-    """The backend ``settings.backend`` names.
+def load_model(settings: ModelSettings, cache: Path | None = None) -> Model:
+    """The backend ``settings.backend`` names; with ``cache`` (a directory), wrapped in the
+    answer cache (:mod:`specswarm.model.cache`), whichever backend it is.
 
     ``gpt4all`` runs the embedded model unless ``file`` or ``name`` says
     otherwise; ``replay`` answers from ``cassette``; ``scripted`` is
@@ -27,6 +29,15 @@ def load_model(settings: ModelSettings) -> Model:
     optional extra); ``openai`` asks an OpenAI-compatible endpoint (``base_url``). With
     ``gpt4all``/``llama``/``openai`` and a ``cassette`` set, real outputs are recorded into it.
     """
+    model = _backend(settings)
+    if cache is None:
+        return model
+    from specswarm.model.cache import AnswerCache, CachingModel, model_identity
+
+    return CachingModel(model, AnswerCache(cache), model_identity(settings, model))
+
+
+def _backend(settings: ModelSettings) -> Model:
     backend = settings.backend
     cassette = settings.cassette
     inner: Model

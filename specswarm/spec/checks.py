@@ -231,7 +231,8 @@ def prompts_from_text(
 
 
 def file_problems(data: Mapping[str, Any], where: Where, base: Path) -> list[SpecProblem]:
-    """Files the spec names that must exist: replay cassette, model file, output template."""
+    """Files the spec names that must exist: replay cassette, model file, output template (and
+    the answer cache, when it exists, must be a directory)."""
     problems: list[SpecProblem] = []
     checks: list[tuple[DocPath, str]] = []
     for at_model, model in model_sections(data):
@@ -245,6 +246,11 @@ def file_problems(data: Mapping[str, Any], where: Where, base: Path) -> list[Spe
             path = (base / Path(value).expanduser()).resolve()
             if not path.is_file():
                 problems.append(where.at(at, f"{what} {value!r} not found (looked for {path})"))
+    cache = data.get("cache")
+    if isinstance(cache, str) and cache:
+        path = (base / Path(cache).expanduser()).resolve()
+        if path.exists() and not path.is_dir():
+            problems.append(where.at(("cache",), f"cache {cache!r} is not a directory ({path} is a file)"))
     template = section(data, "output", "template")
     if isinstance(template, str) and template:
         _, problem = _read_template(base / Path(template).expanduser(), template)

@@ -227,6 +227,7 @@ def _build(
         access=sub(AccessSettings, "access"),
         budget=sub(Budget, "budget"),
         output=sub(OutputSettings, "output", **paths(output, "template")),
+        cache=resolve(data["cache"]) if data.get("cache") else None,
         source=source,
         where=where,
         **top,

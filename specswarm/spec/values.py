@@ -301,6 +301,8 @@ class GoalSpec:
     """Time limits."""
     output: OutputSettings = OutputSettings()
     """Output format and template."""
+    cache: Path | None = field(default=None, compare=False)
+    """The answer cache directory (absolute); local: it does not travel in the run event."""
     source: Path | None = field(default=None, compare=False)
     """The file the spec was loaded from; None when it came from the swarm."""
     where: Where | None = field(default=None, compare=False, repr=False)

@@ -33,6 +33,12 @@ class NodeCounters:
     """Generations (a task retried after a bad answer makes several)."""
     model_gen_seconds: float = 0.0
     """Time the model itself spent generating (sum of Generation.seconds; 0 for scripted/replay)."""
+    cache_hits: int = 0
+    """Answers the answer cache gave (no generation; ``--cache``)."""
+    cache_misses: int = 0
+    """Requests the answer cache did not hold (generated, then stored)."""
+    cached_tokens: int = 0
+    """Tokens of the cached answers (not in ``model_tokens``: the model did not generate them)."""
     announces: int = 0
     """``have`` announcements published (anti-entropy gossip)."""
     sync_requests: int = 0
@@ -57,6 +63,9 @@ class NodeCounters:
             "model_seconds": round(self.model_seconds, 2),
             "model_generations": self.model_generations,
             "model_gen_seconds": round(self.model_gen_seconds, 2),
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "cached_tokens": self.cached_tokens,
             "announces": self.announces,
             "sync_requests": self.sync_requests,
             "sync_bytes": self.sync_bytes,

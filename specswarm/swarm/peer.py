@@ -85,6 +85,8 @@ class PeerConfig:
     """Events to start from (``--preload``: a resumed run, and a restarted peer's own log)."""
     json_status: bool
     """Status lines as JSON on stdout for the launcher (and no human lines, no rendering)."""
+    cache: Path | None = None
+    """The answer cache directory (``--cache``, else a ``--spec``'s ``cache:``); None: none."""
 
     @property
     def renders(self) -> bool:
@@ -105,15 +107,18 @@ def model_settings(spec: GoalSpec, role: str | None = None) -> ModelSettings:
     return settings
 
 
-def role_factory(role: str, strategy: str | None) -> Callable[[GoalSpec], ModelRole | None]:
-    """What the node calls with the run's spec once it knows the run: the role object."""
+def role_factory(
+    role: str, strategy: str | None, cache: Path | None = None
+) -> Callable[[GoalSpec], ModelRole | None]:
+    """What the node calls with the run's spec once it knows the run: the role object (its
+    model behind the answer cache in ``cache``, when given)."""
 
     def build(spec: GoalSpec) -> ModelRole | None:
         from specswarm.model import load_model
         from specswarm.swarm.roles import make_role
 
         settings = model_settings(spec, role)
-        return make_role(role, spec, lambda: load_model(settings), strategy)
+        return make_role(role, spec, lambda: load_model(settings, cache), strategy)
 
     return build
 
@@ -134,6 +139,7 @@ def run_peer_cli(
     admission: str | None = None,
     preload: Sequence[Path] = (),
     json_status: bool = False,
+    cache: Path | None = None,
 ) -> None:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
     logging.basicConfig(
@@ -148,7 +154,8 @@ def run_peer_cli(
     if run_file is not None:
         run_event = _load_run_file(run_file)
     elif spec is not None:
-        run_event, admission_key = _run_from_spec(spec, identity)
+        run_event, admission_key, spec_cache = _run_from_spec(spec, identity)
+        cache = cache or spec_cache
     elif not join and not mdns:
         raise SpecSwarmError("a peer needs --spec SPEC (start a run) or --join MULTIADDR / --mdns (join one)")
     if admission is None and admission_key is None:
@@ -168,6 +175,7 @@ def run_peer_cli(
         out=out,
         preload=_read_preload(preload),
         json_status=json_status,
+        cache=cache,
     )
     _run(config)
 
@@ -259,7 +267,7 @@ def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Nod
         run_event=config.run_event,
         admission=config.admission,
         admission_key=config.admission_key,
-        role_factory=role_factory(config.role, config.strategy),
+        role_factory=role_factory(config.role, config.strategy, config.cache),
         strategy=config.strategy,
         preload=config.preload,
         sink=sink,
@@ -306,8 +314,9 @@ def _load_run_file(path: Path) -> Event:
     return event
 
 
-def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity | None]:
-    """A new run of the spec at ``spec_path``, started by this (standalone) peer."""
+def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity | None, Path | None]:
+    """A new run of the spec at ``spec_path``, started by this (standalone) peer: its run event,
+    its admission key, and the spec's answer cache (a local setting, not in the run event)."""
     from specswarm.spec import load_spec
 
     spec = load_spec(spec_path)
@@ -331,7 +340,7 @@ def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity
         admission=key.public_key.hex() if key else None,
         nonce=f"{identity.peer_id}-{time.time_ns()}",
     )
-    return run, key
+    return run, key, spec.cache
 
 
 class EventLogFile(io.TextIOWrapper):

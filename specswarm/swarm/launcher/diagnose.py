@@ -88,9 +88,11 @@ def write_report(
     wall: float,
     reasons: list[str],
     notes: Sequence[tuple[float, str]] = (),
+    cache: Path | None = None,
 ) -> None:
     """A machine-readable summary of the run (for CI jobs and tests); ``code`` is the exit code,
-    ``notes`` the deaths and restarts as (seconds since the launch, text)."""
+    ``notes`` the deaths and restarts as (seconds since the launch, text), ``cache`` the answer
+    cache's directory (its hits and misses are summed over the peers)."""
     report = {
         "run_id": plan.run_id,
         "digest": plan.digest,
@@ -101,6 +103,11 @@ def write_report(
         "progress": plan.progress(),
         "stuck": reasons,
         "restarts": [{"at": round(t, 3), "what": text} for t, text in notes],
+        "cache": {
+            "dir": str(cache) if cache is not None else None,
+            "hits": sum(p.counter("cache_hits") for p in peers),
+            "misses": sum(p.counter("cache_misses") for p in peers),
+        },
         "peers": [
             {
                 "name": p.name,

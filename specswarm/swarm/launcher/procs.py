@@ -77,6 +77,8 @@ class PeerProc:
     seat: str | None = None
     """Its seat's name (``scorer-1``: the second scorer), which its files are named after;
     None: ``role-index``."""
+    cache: Path | None = None
+    """The answer cache directory it shares with the other peers (``--cache``); None: none."""
 
     @property
     def addr(self) -> str:
@@ -109,9 +111,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def build_peers(spec: GoalSpec, identities: dict[str, Identity], workdir: Path) -> list[PeerProc]:
+def build_peers(
+    spec: GoalSpec, identities: dict[str, Identity], workdir: Path, cache: Path | None = None
+) -> list[PeerProc]:
     """One PeerProc per seat of the spec's roster, in launch order. ``identities`` maps a seat's
-    name to its key; seats without one get a new key, added to it."""
+    name to its key; seats without one get a new key, added to it. ``cache``: the answer cache
+    every model-running peer shares."""
     peers: list[PeerProc] = []
     for position, seat in enumerate(spec.roster()):
         identity = identities.get(seat.name) or Identity.generate()
@@ -126,6 +131,7 @@ def build_peers(spec: GoalSpec, identities: dict[str, Identity], workdir: Path) 
                 workdir / f"{seat.name}.jsonl",
                 workdir / f"{seat.name}.log",
                 seat=seat.name,
+                cache=cache if seat.role != "observer" else None,
             )
         )
     return peers
@@ -184,6 +190,8 @@ def peer_command(
         cmd += ["--preload", str(preload_file)]
     if own_log and p.events.exists():
         cmd += ["--preload", str(p.events)]
+    if p.cache is not None:
+        cmd += ["--cache", str(p.cache)]
     return cmd
 
 

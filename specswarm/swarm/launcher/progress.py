@@ -22,10 +22,13 @@ def summary(plan: Plan, peers: Sequence[PeerProc], progress: Progress) -> str:
     """One line on a finished (or stopped) run: its size, its model calls, its wall time."""
     calls = sum(p.counter("model_calls") for p in peers)
     tokens = sum(p.counter("model_tokens") for p in peers)
+    hits = sum(p.counter("cache_hits") for p in peers)
+    misses = sum(p.counter("cache_misses") for p in peers)
     p = plan.progress()
     return (
         f"{p['nodes']} nodes, {p['leaves']} leaves, {event_count(plan)} events, {calls} model calls"
         + (f", {tokens} tokens" if tokens else "")
+        + (f", cache {hits} hits / {misses} misses" if hits or misses else "")
         + f", wall {progress.elapsed()}"
     )
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from specswarm.errors import InterruptedRunError, RunError, SpecError
+from specswarm.errors import InterruptedRunError, RunError, SpecError, SpecSwarmError
 from specswarm.plan import FoldState
 from specswarm.render.tree import tree_text
 from specswarm.spec import GoalSpec
@@ -40,6 +40,13 @@ class PeerFailedError(RunError):
     exit_code: ClassVar[int] = DETERMINISTIC_EXIT
 
 
+class CacheDirError(SpecSwarmError):
+    """The answer cache (``--cache`` or the spec's ``cache``) cannot be a directory: a usage
+    error, before any peer starts."""
+
+    exit_code: ClassVar[int] = 2
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """What ``specswarm plan`` was asked for (None: the spec's own setting, or none)."""
@@ -54,6 +61,8 @@ class PlanRequest:
     report: Path | None
     restart: bool = True
     """Restart a peer that dies (``--no-restart``: False)."""
+    cache: Path | None = None
+    """The answer cache directory (``--cache``; None: the spec's ``cache``, or none)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ def run_plan(
     quiet: bool,
     report: Path | None = None,
     restart: bool = True,
+    cache: Path | None = None,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -94,7 +104,7 @@ def run_plan(
     (no convergence within the budget, or the peers left can no longer converge),
     PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
     """
-    request = PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart)
+    request = PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache)
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
     outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress, policy)
@@ -108,8 +118,9 @@ def prepare(request: PlanRequest) -> Launch:
     spec = load_spec(request.spec_path)
     check_launchable(spec)
     check_models(spec)
+    cache = answer_cache(request, spec)
     run = prepare_run(spec, resume=request.resume, events_path=request.events_path)
-    peers = build_peers(spec, run.keys.peers, run.workdir)
+    peers = build_peers(spec, run.keys.peers, run.workdir, cache)
     run.keys.save(run.keys_file)
     launch = Launch(request, spec, run, peers, Progress(request.quiet))
     counts = [(f.name, getattr(spec.roles, f.name).count) for f in dataclasses.fields(spec.roles)]
@@ -119,7 +130,27 @@ def prepare(request: PlanRequest) -> Launch:
     )
     if request.resume:
         launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
+    if cache is not None:
+        held = sum(1 for _ in cache.glob("*.json"))
+        launch.progress.say(f"answer cache {cache}: {held} answer(s) held")
     return launch
+
+
+def answer_cache(request: PlanRequest, spec: GoalSpec) -> Path | None:
+    """The answer cache directory of the launch (``--cache``, else the spec's), created now: a
+    path that cannot be a directory is a usage error (exit 2) before any peer starts."""
+    cache = request.cache or spec.cache
+    if cache is None:
+        return None
+    cache = cache.expanduser().resolve()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = "--cache" if request.cache else "cache"
+        raise CacheDirError(
+            f"{where} {str(cache)!r}: cannot use it as the answer cache: {exc.strerror or exc}"
+        ) from None
+    return cache
 
 
 def check_launchable(spec: GoalSpec) -> None:
@@ -151,7 +182,8 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
         wall = time.monotonic() - launch.progress.started
         code = error.exit_code if error else 0
         notes = [(t - launch.progress.started, text) for t, text in outcome.notes]
-        write_report(request.report, final, launch.peers, code, wall, outcome.reasons, notes)
+        cache = next((p.cache for p in launch.peers if p.cache is not None), None)
+        write_report(request.report, final, launch.peers, code, wall, outcome.reasons, notes, cache)
     from specswarm.render import render_plan, write_output
 
     output = launch.spec.output

@@ -145,7 +145,8 @@ MEMO_SIZE = 256
 
 class CountingModel:
     """Passes generations through to the real model, adding each one's tokens and time
-    to the node's counters (model_tokens, model_generations, model_gen_seconds)."""
+    to the node's counters (model_tokens, model_generations, model_gen_seconds); an answer
+    from the answer cache counts as a hit (cache_hits, cached_tokens) and nothing else."""
 
     def __init__(
         self, inner: Model, counters: NodeCounters, memo: dict[str, Generation] | None = None
@@ -175,6 +176,12 @@ class CountingModel:
                 memo.pop(next(iter(memo)))
             memo[key] = gen
         self.name = self._inner.name  # an endpoint names its model once it has asked
+        if gen.cached is not None:
+            self._counters.cache_hits += 1 if gen.cached else 0
+            self._counters.cache_misses += 0 if gen.cached else 1
+        if gen.cached:  # replayed from the answer cache: no generation happened
+            self._counters.cached_tokens += gen.tokens
+            return gen
         self._counters.model_generations += 1
         self._counters.model_tokens += gen.tokens
         self._counters.model_gen_seconds += gen.seconds
