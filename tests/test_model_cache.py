@@ -23,7 +23,9 @@ REQ = GenerationRequest(prompt="Goal to split: Visit Kyoto\nmore", system="You p
 SCRIPTED = ModelSettings(backend="scripted")
 
 
-def cached_scripted(directory: Path, settings: ModelSettings = SCRIPTED) -> tuple[CachingModel, ScriptedModel]:
+def cached_scripted(
+    directory: Path, settings: ModelSettings = SCRIPTED
+) -> tuple[CachingModel, ScriptedModel]:
     inner = ScriptedModel(lambda req: f"answer to {req.prompt!r} at {req.temperature}")
     return CachingModel(inner, AnswerCache(directory), model_identity(settings, inner)), inner
 

@@ -381,9 +381,7 @@ def quorum_size(quorum: Quorum, scorers: int) -> int:
 
 def normal_quorum(quorum: Any) -> Any:
     """A float quorum above 1 can only be a whole count (the schema saw to that)."""
-    if isinstance(quorum, float) and quorum > 1 and quorum.is_integer():
-        return int(quorum)
-    return quorum
+    return int(quorum) if isinstance(quorum, float) and quorum > 1 and quorum.is_integer() else quorum
 
 
 def _json(value: Any) -> Any:
