@@ -2,7 +2,8 @@
 
 Views are derived, never stored: :class:`~specswarm.plan.fold.FoldState` builds them from
 the event set. :meth:`Plan.to_json` is the export that ``schemas/plan.schema.json``
-validates; :meth:`Plan.content` is what the digest covers.
+validates; :meth:`Plan.content` is what the digest covers; :meth:`Plan.tree_content` what the content
+digest covers (the plan's content alone, equal across runs that planned the same).
 """
 
 from __future__ import annotations
@@ -146,6 +147,35 @@ class Plan:
             return self._digest_fn()
         return canonical_digest(self.content())
 
+    @cached_property
+    def content_digest(self) -> str:
+        """sha256 of the canonical JSON of :meth:`tree_content`: the plan's content only, the
+        same for two runs that planned the same thing (see :meth:`tree_content`)."""
+        return canonical_digest(self.tree_content())
+
+    def tree_content(self) -> dict[str, Any]:
+        """What the plan says, and nothing about how it came to be: the goal and context, and
+        from the root down each node's title, detail, facts, leaf flag and (leaves) result text,
+        children in order. Node ids, the run id, peer ids, proposals, votes, claims, the
+        result's model, timestamps and signatures are left out: they differ between runs."""
+
+        def node(n: NodeView) -> dict[str, Any]:
+            return {
+                "title": n.title,
+                "detail": n.detail,
+                "facts": dict(n.facts),
+                "leaf": n.leaf,
+                "result": n.result.output if n.result else None,
+                "children": [node(self.nodes[c]) for c in n.children],
+            }
+
+        spec = self.spec
+        return {
+            "goal": spec.goal if spec else None,
+            "context": spec.context if spec else "",
+            "root": node(self.nodes[ROOT]) if ROOT in self.nodes else None,
+        }
+
     @property
     def root(self) -> NodeView | None:
         return self.nodes.get(ROOT)
@@ -252,6 +282,7 @@ class Plan:
             "format": "specswarm-plan/1",
             "run_id": self.run_id,
             "digest": self.digest,
+            "content_digest": self.content_digest,
             "complete": self.complete,
             "name": spec.name if spec else None,
             "goal": spec.goal if spec else None,

@@ -96,6 +96,7 @@ def write_report(
     report = {
         "run_id": plan.run_id,
         "digest": plan.digest,
+        "content_digest": plan.content_digest,
         "complete": plan.complete,
         "exit_code": code,
         "wall_seconds": round(wall, 3),

@@ -196,7 +196,9 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
                 launch.progress.say(f"partial plan written to {request.out} (incomplete nodes marked)")
         raise error
     write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
-    launch.progress.say(f"plan complete: digest {final.digest[:16]}; {done}")
+    launch.progress.say(
+        f"plan complete: digest {final.digest[:16]}, content {final.content_digest[:16]}; {done}"
+    )
     launch.progress.say(
         f"events: {launch.run.events_path}" + (f"; plan: {request.out}" if request.out else "")
     )

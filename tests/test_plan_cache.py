@@ -1,0 +1,92 @@
+"""`specswarm plan --cache DIR`, twice, with real peer processes (the scripted model): the second
+run is answered from the cache alone and plans the same content; the report and the end line
+count the hits and misses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# one decomposer, one scorer, one executor, the observer: 4 processes; max_depth 1, so the
+# executor's prompts do not depend on which sibling leaf it happened to finish first
+SPEC = """\
+name: cache-run
+goal: Plan a relaxed Saturday afternoon in a city park
+context: One person, a sunny day, about four hours.
+roles:
+  decomposer: {count: 1, strategies: [by sequence]}
+  scorer: {count: 1}
+  executor: {count: 1}
+  observer: {count: 1}
+tree: {max_depth: 1, min_children: 2, max_children: 3}
+model: {backend: scripted}
+budget: {seconds: 240, settle_seconds: 0.2, claim_timeout: 30}
+"""
+
+
+def plan(spec: Path, tmp_path: Path, name: str, *extra: str) -> tuple[dict, str]:  # type: ignore[type-arg]
+    report = tmp_path / f"{name}.json"
+    env = {k: v for k, v in os.environ.items() if k != "SPECSWARM_MODEL_BACKEND"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "specswarm",
+            "plan",
+            str(spec),
+            "--report",
+            str(report),
+            "-o",
+            str(tmp_path / name),
+        ]
+        + list(extra),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(report.read_text()), proc.stderr
+
+
+def test_a_second_run_with_the_cache_replays_every_answer(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    cache = tmp_path / "answers"
+    first, _ = plan(spec, tmp_path, "first", "--cache", str(cache))
+    assert first["cache"]["hits"] == 0 and first["cache"]["misses"] > 0
+    stored = len(list(cache.glob("*.json")))
+    assert stored == first["cache"]["misses"]
+    second, said = plan(spec, tmp_path, "second", "--cache", str(cache))
+    assert second["cache"] == {"dir": str(cache.resolve()), "hits": first["cache"]["misses"], "misses": 0}
+    assert f"cache {first['cache']['misses']} hits / 0 misses" in said
+    assert f"answer cache {cache.resolve()}: {stored} answer(s) held" in said
+    assert second["run_id"] != first["run_id"] and second["digest"] != first["digest"]
+    assert second["content_digest"] == first["content_digest"]
+    assert len(list(cache.glob("*.json"))) == stored  # nothing new was stored
+    # the spec's own cache: field names the same directory (relative to the spec)
+    spec.write_text(SPEC + "cache: answers\n")
+    third, _ = plan(spec, tmp_path, "third")
+    assert (third["cache"]["hits"], third["cache"]["misses"]) == (stored, 0)
+
+
+def test_a_cache_that_cannot_be_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    (tmp_path / "file").write_text("x")
+    proc = subprocess.run(
+        [sys.executable, "-m", "specswarm", "plan", str(spec), "--cache", str(tmp_path / "file" / "sub")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("--cache ")
+    assert "cannot use it as the answer cache" in proc.stderr
