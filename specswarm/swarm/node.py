@@ -179,11 +179,12 @@ class Node:
     async def _status_loop(self) -> None:
         if self.on_status is None:
             return
-        last: tuple[str, int, bool] | None = None
+        last: tuple[str, int, bool, str] | None = None
         last_time = 0.0
         while True:
             plan = self.plan()
-            key = (plan.digest, len(self.state), plan.complete)
+            doing = getattr(self.role, "doing", None)
+            key = (plan.digest, len(self.state), plan.complete, repr(doing))
             now = time.monotonic()
             if key != last or now - last_time > 5:
                 self.on_status(self.status(plan))
@@ -206,6 +207,7 @@ class Node:
             "peers": len(self.transport.peers()),
             "addrs": self.transport.addrs(),
             "last_model_failure": self.role.last_failure if self.role else None,
+            "doing": getattr(self.role, "doing", None),
         }
 
     async def run(

@@ -247,7 +247,9 @@ async def _main(config: PeerConfig) -> None:
                             )
                     await nursery.start(node.run)
                     if config.renders:
-                        await _observe_until_complete(node, config.fmt, config.out)
+                        from specswarm.swarm.observe import observe_until_complete
+
+                        await observe_until_complete(node, config.fmt, config.out)
                         nursery.cancel_scope.cancel()
                     else:
                         await trio.sleep_forever()
@@ -273,24 +275,6 @@ def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Nod
         sink=sink,
         on_status=_StatusPrinter(config.role, config.json_status),
     )
-
-
-async def _observe_until_complete(node: Node, fmt: str, out: Path | None) -> None:
-    from specswarm.render import render_plan, write_output
-    from specswarm.render.tree import tree_text
-
-    last = None
-    while True:
-        plan = node.plan()
-        if plan.digest != last:
-            last = plan.digest
-            print(tree_text(plan), file=sys.stderr, flush=True)
-        if plan.complete:
-            write_output(render_plan(plan, fmt), out)
-            if out:
-                print(f"wrote {out}", file=sys.stderr)
-            return
-        await node.wait_changed(2.0)
 
 
 def _run_spec(run_event: Event) -> GoalSpec:

@@ -46,6 +46,8 @@ class PeerStatus(TypedDict, total=False):
     peers: int
     addrs: list[str]
     last_model_failure: str | None
+    doing: dict[str, str] | None
+    """What its role does now (``ModelRole.doing``): task, on (an id), phase; None: idle."""
 
 
 @dataclass

@@ -1,4 +1,12 @@
-"""What the launcher shows while it watches: the growing tree, as lines on stderr."""
+"""What the launcher shows while it watches, and when the run ends.
+
+On a terminal (stderr a TTY, no ``--quiet``) a live view (:mod:`specswarm.render.live`):
+the growing tree with each node's status, a bar over the leaves, elapsed time and an
+estimate of the time left (:mod:`~specswarm.swarm.launcher.estimate`), the model's speed and
+what each peer does now (from its status lines), redrawn in place; the news of accepted
+splits and finished leaves scrolls above it. Elsewhere (a CI log) sparse lines, one every few
+seconds at most. Either way a run ends with a summary table (not with ``--quiet``).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +15,18 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from rich.console import Console
+from rich.live import Live
+
 from specswarm.plan import Plan
 from specswarm.protocol.events import KINDS
 from specswarm.protocol.identity import short_id
+from specswarm.render.live import LiveStats, PeerRow, RoleUse, describe, live_view, summary_table
+from specswarm.swarm.launcher.estimate import seconds_left
 from specswarm.swarm.launcher.procs import PeerProc
+
+REDRAW = 0.5
+"""Seconds between two frames of the live view at most."""
 
 
 def event_count(plan: Plan) -> int:
@@ -33,31 +49,68 @@ def summary(plan: Plan, peers: Sequence[PeerProc], progress: Progress) -> str:
     )
 
 
-class Progress:
-    """Live progress on stderr: the growing tree on a terminal, sparse lines otherwise."""
+def _seconds(p: PeerProc, name: str) -> float:
+    value = p.status.get("counters", {}).get(name, 0)
+    return float(value if isinstance(value, int | float) else 0) + p.carried.get(name, 0.0)
 
-    def __init__(self, quiet: bool, stream: TextIO = sys.stderr) -> None:
+
+def role_uses(peers: Sequence[PeerProc]) -> list[RoleUse]:
+    """What each model role's peers spent, in launch order of the roles."""
+    uses = []
+    for role in ("decomposer", "scorer", "executor"):
+        mine = [p for p in peers if p.role == role]
+        if mine:
+            uses.append(
+                RoleUse(
+                    role,
+                    sum(p.counter("model_calls") for p in mine),
+                    sum(p.counter("model_tokens") for p in mine),
+                    sum(_seconds(p, "model_gen_seconds") for p in mine),
+                    sum(p.counter("cache_hits") for p in mine),
+                    sum(p.counter("cache_misses") for p in mine),
+                )
+            )
+    return uses
+
+
+class Progress:
+    """Live progress on stderr: the live view on a terminal, sparse lines otherwise."""
+
+    def __init__(self, quiet: bool, stream: TextIO = sys.stderr, live: bool | None = None) -> None:
         self.quiet = quiet
         self.stream = stream
         self.tty = stream.isatty()
+        self.live = (self.tty if live is None else live) and not quiet
+        """Draw the live view (a terminal, not quiet)."""
         self.started = time.monotonic()
         self.last_line = ""
         self.last_print = 0.0
         self.seen_accepted: set[str] = set()
         self.seen_results: set[str] = set()
+        self.console = Console(file=stream, width=None if self.tty else 120, highlight=False)
+        self._view: Live | None = None
+        self._drawn = 0.0
 
     def elapsed(self) -> str:
         s = int(time.monotonic() - self.started)
         return f"{s // 60:02d}:{s % 60:02d}"
 
     def say(self, text: str) -> None:
-        if not self.quiet:
-            print(f"[{self.elapsed()}] {text}", file=self.stream, flush=True)
+        if self.quiet:
+            return
+        line = f"[{self.elapsed()}] {text}"
+        if self._view is not None:
+            self._view.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(line, file=self.stream, flush=True)
 
     def update(self, plan: Plan, peers: Sequence[PeerProc]) -> None:
         if self.quiet or plan.root is None:
             return
         self._news(plan)
+        if self.live:
+            self._draw(plan, peers)
+            return
         p = plan.progress()
         calls = sum(x.counter("model_calls") for x in peers)
         alive = sum(1 for x in peers if x.alive)
@@ -70,6 +123,62 @@ class Progress:
         if line != self.last_line and now - self.last_print > (1 if self.tty else 5):
             self.say(line)
             self.last_line, self.last_print = line, now
+
+    def _draw(self, plan: Plan, peers: Sequence[PeerProc], ended: bool = False) -> None:
+        now = time.monotonic()
+        if not ended and now - self._drawn < REDRAW:
+            return
+        self._drawn = now
+        stats = self.stats(plan, peers, ended)
+        frame = live_view(plan, stats, peer_rows(plan, peers, ended), names_of(peers))
+        if self._view is None:
+            self._view = Live(
+                frame,
+                console=self.console,
+                auto_refresh=False,
+                redirect_stdout=False,
+                redirect_stderr=False,
+                vertical_overflow="ellipsis",
+            )
+            self._view.start(refresh=True)
+        else:
+            self._view.update(frame, refresh=True)
+
+    def stats(self, plan: Plan, peers: Sequence[PeerProc], ended: bool = False) -> LiveStats:
+        """The header's numbers, from the peers' latest status lines (``ended``: the run is
+        over and its peers stopped: no peer count)."""
+        elapsed = time.monotonic() - self.started
+        calls = sum(p.counter("model_calls") for p in peers)
+        gen = sum(_seconds(p, "model_gen_seconds") for p in peers)
+        tokens = sum(p.counter("model_tokens") for p in peers)
+        spec = plan.spec
+        return LiveStats(
+            elapsed=elapsed,
+            left=seconds_left(plan, spec, elapsed, calls, gen) if spec is not None else None,
+            tokens_per_second=tokens / gen if gen > 0 else None,
+            model_calls=calls,
+            cache_hits=sum(p.counter("cache_hits") for p in peers),
+            cache_misses=sum(p.counter("cache_misses") for p in peers),
+            peers_alive=None if ended else sum(1 for p in peers if p.alive),
+            peers_total=None if ended else len(peers),
+        )
+
+    def close(self, plan: Plan, peers: Sequence[PeerProc]) -> None:
+        """The run is over: draw the last frame (kept on screen), then the summary table."""
+        if self.quiet:
+            return
+        if self.live and plan.root is not None:
+            self._news(plan)
+            self._draw(plan, peers, ended=True)
+        self.stop()
+        wall = time.monotonic() - self.started
+        self.console.print(summary_table(plan, wall, role_uses(peers)))
+
+    def stop(self) -> None:
+        """Stop redrawing (the last frame stays); safe to call twice."""
+        if self._view is not None:
+            self._view.stop()
+            self._view = None
 
     def _news(self, plan: Plan) -> None:
         """A line for every split accepted and every leaf done since the last update."""
@@ -88,3 +197,28 @@ class Progress:
             if n.result and n.id not in self.seen_results:
                 self.seen_results.add(n.id)
                 self.say(f"leaf done: {n.title[:60]!r} by executor {short_id(n.result.author)}")
+
+
+def names_of(peers: Sequence[PeerProc]) -> dict[str, str]:
+    """peer id -> seat name (``executor-0``), for the view."""
+    return {p.identity.peer_id: p.name for p in peers}
+
+
+def peer_rows(plan: Plan, peers: Sequence[PeerProc], ended: bool = False) -> list[PeerRow]:
+    """What each peer does now, from its latest status line (observers are left out);
+    ``ended``: the run is over (what each peer did instead)."""
+    rows = []
+    for p in peers:
+        if p.role == "observer":
+            continue
+        if ended:
+            calls = p.counter("model_calls")
+            doing = f"stopped: {calls} model call(s)" + (f", {p.restarts} restart(s)" if p.restarts else "")
+        elif not p.alive:
+            doing = f"exited ({p.exited})" + (", restarting" if not p.lost else "")
+        elif not p.status:
+            doing = "starting"
+        else:
+            doing = describe(plan, p.status.get("doing"))
+        rows.append(PeerRow(p.name, p.role, doing))
+    return rows

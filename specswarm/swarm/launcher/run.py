@@ -107,8 +107,11 @@ def run_plan(
     request = PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache)
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
-    outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress, policy)
-    finish(launch, outcome, collect_events(launch.run, launch.peers))
+    try:
+        outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress, policy)
+        finish(launch, outcome, collect_events(launch.run, launch.peers))
+    finally:
+        launch.progress.stop()
 
 
 def prepare(request: PlanRequest) -> Launch:
@@ -176,6 +179,7 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
     """Write the report; then render the plan, or raise the error why there is none."""
     final = state.plan()
     done = summary(final, launch.peers, launch.progress)
+    launch.progress.close(final, launch.peers)  # the last frame and the summary table
     error = _failure(launch, outcome, len(state), done)
     request = launch.request
     if request.report is not None:
@@ -189,7 +193,8 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
     output = launch.spec.output
     if error is not None:
         if not isinstance(error, InterruptedRunError):
-            print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
+            if not launch.progress.live:  # the live view's last frame shows it already
+                print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
             if request.out is not None and final.root is not None:
                 # every run delivers: the plan so far, its open and stuck nodes marked as such
                 write_output(render_plan(final, request.fmt or output.format, output.template), request.out)

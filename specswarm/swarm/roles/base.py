@@ -66,10 +66,18 @@ def siblings_of(plan: Plan, n: NodeView) -> list[NodeView]:
     return [plan.nodes[c] for c in plan.nodes[n.parent].children if c != n.id]
 
 
+ACTIVITY = {"decomposer": "propose", "scorer": "rate", "executor": "execute"}
+"""What a role's model task does, as its status line's ``doing.task`` says."""
+
+
 class ModelRole:
     """Shared plumbing: call the model off the trio thread, count calls and failures."""
 
     name = "?"
+    doing: dict[str, str] | None = None
+    """What this role is doing now (in its status lines): ``{"task": "propose" | "rate" |
+    "execute", "on": node, proposal or leaf id, "phase": "waiting" (for the machine's model
+    slot) | "generating"}``; None when idle."""
 
     def __init__(self, model_factory: Callable[[], Model] | None) -> None:
         self._model_factory = model_factory
@@ -115,8 +123,11 @@ class ModelRole:
         raw = await self.model()
         model = CountingModel(raw, node.counters, None if raw.instant else self.memo)
         started = time.monotonic()
+        task_name = ACTIVITY.get(self.name, self.name)
+        self.doing = {"task": task_name, "on": key, "phase": "waiting"}
         try:
             async with machine_slot(enabled=not raw.instant, slots=machine_slots(raw)):
+                self.doing = {"task": task_name, "on": key, "phase": "generating"}
                 shared = reuse() if reuse is not None else None
                 if shared is not None:
                     node.counters.model_reused += 1
@@ -136,6 +147,7 @@ class ModelRole:
             return None
         finally:
             node.counters.model_seconds += time.monotonic() - started
+            self.doing = None
         return result
 
 
