@@ -15,7 +15,7 @@ import pytest
 from specswarm.errors import SpecError
 from specswarm.model import GenerationRequest, ScriptedModel, load_model
 from specswarm.model.cache import AnswerCache, CachingModel, cache_key, model_identity
-from specswarm.spec import ModelSettings, load_spec
+from specswarm.spec import ModelSettings, load_spec, spec_from_json
 from specswarm.swarm.counters import NodeCounters
 from specswarm.swarm.roles.base import CountingModel
 
@@ -169,3 +169,12 @@ def test_the_specs_cache_is_relative_to_it_and_stays_out_of_the_run(tmp_path: Pa
     path.write_text(SPEC + "cache: taken\n")
     with pytest.raises(SpecError, match=r"spec.yaml:4: cache: cache 'taken' is not a directory"):
         load_spec(path)
+
+
+def test_a_run_event_cannot_carry_a_cache(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC)
+    data = load_spec(path).to_json()
+    assert spec_from_json(data).cache is None
+    with pytest.raises(SpecError, match="cache: the answer cache is a local setting, not part of a run"):
+        spec_from_json({**data, "cache": "/elsewhere"})

@@ -122,6 +122,8 @@ def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> Goal
     problems = schema_problems(data, where) + semantic_problems(data, where)
     if "name" not in data:
         problems.append(where.at((), "missing required field 'name'", mode="parent"))
+    if "cache" in data:  # a local setting: to_json() never writes it, a run never carries it
+        problems.append(where.at(("cache",), "the answer cache is a local setting, not part of a run"))
     prompts, prompt_problems = prompts_from_text(data, where, rendered=False)
     problems += prompt_problems
     if problems:
