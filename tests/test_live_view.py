@@ -31,7 +31,6 @@ from specswarm.render.live import (
     seen_doing,
     summary_table,
 )
-from specswarm.spec import spec_from_json
 from specswarm.swarm.launcher.estimate import calls_left, seconds_left, seconds_per_call
 from specswarm.swarm.launcher.procs import PeerProc, PeerStatus
 from specswarm.swarm.launcher.progress import Progress
