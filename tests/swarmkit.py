@@ -89,3 +89,22 @@ async def hooked_swarm(
         digest = await wait_converged(swarm, timeout) if converge else None
         nursery.cancel_scope.cancel()
     return digest, swarm, result
+
+
+def park_spec(seconds: float, settle: float, claim_timeout: float) -> str:
+    """A four-process scripted spec (one peer of each role, one level deep): the smallest real
+    swarm a CLI test can run; so shallow that the executor's prompts do not depend on which
+    sibling leaf it finished first."""
+    return f"""\
+name: park
+goal: Plan a relaxed Saturday afternoon in a city park
+context: One person, a sunny day, about four hours.
+roles:
+  decomposer: {{count: 1, strategies: [by sequence]}}
+  scorer: {{count: 1}}
+  executor: {{count: 1}}
+  observer: {{count: 1}}
+tree: {{max_depth: 1, min_children: 2, max_children: 3}}
+model: {{backend: scripted}}
+budget: {{seconds: {seconds:g}, settle_seconds: {settle:g}, claim_timeout: {claim_timeout:g}}}
+"""

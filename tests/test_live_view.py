@@ -35,6 +35,7 @@ from specswarm.swarm.launcher.estimate import calls_left, seconds_left, seconds_
 from specswarm.swarm.launcher.procs import PeerProc, PeerStatus
 from specswarm.swarm.launcher.progress import Progress
 from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
+from tests.swarmkit import park_spec
 from tests.vt import Screen
 
 
@@ -150,19 +151,7 @@ def test_off_a_terminal_the_sparse_lines_stay() -> None:
 
 # --- in a pseudo-terminal --------------------------------------------------------------
 
-SPEC = """\
-name: live-view
-goal: Plan a relaxed Saturday afternoon in a city park
-context: One person, a sunny day, about four hours.
-roles:
-  decomposer: {count: 1, strategies: [by sequence]}
-  scorer: {count: 1}
-  executor: {count: 1}
-  observer: {count: 1}
-tree: {max_depth: 1, min_children: 2, max_children: 3}
-model: {backend: scripted}
-budget: {seconds: 400, settle_seconds: 0.3, claim_timeout: 60}
-"""
+SPEC = park_spec(400, 0.3, 60)
 
 
 def run_in_pty(

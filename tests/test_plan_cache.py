@@ -12,23 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.swarmkit import park_spec
+
 pytestmark = pytest.mark.slow
 
 # one decomposer, one scorer, one executor, the observer: 4 processes; max_depth 1, so the
 # executor's prompts do not depend on which sibling leaf it happened to finish first
-SPEC = """\
-name: cache-run
-goal: Plan a relaxed Saturday afternoon in a city park
-context: One person, a sunny day, about four hours.
-roles:
-  decomposer: {count: 1, strategies: [by sequence]}
-  scorer: {count: 1}
-  executor: {count: 1}
-  observer: {count: 1}
-tree: {max_depth: 1, min_children: 2, max_children: 3}
-model: {backend: scripted}
-budget: {seconds: 240, settle_seconds: 0.2, claim_timeout: 30}
-"""
+SPEC = park_spec(240, 0.2, 30)
 
 
 def plan(spec: Path, tmp_path: Path, name: str, *extra: str) -> tuple[dict, str]:  # type: ignore[type-arg]

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from specswarm.plan.critics.evidence import lexicon_of
 from specswarm.plan.critics.items import Item, Relative
 from specswarm.plan.critics.numbers import TIME_UNITS, check_units
 from specswarm.plan.critics.overlap import overlap_groups, repeating
-from specswarm.plan.critics.quantities import fact_unit, is_additive
+from specswarm.plan.critics.quantities import fact_unit, is_additive, numeric
 from specswarm.protocol.bodies import Child
 
 
@@ -161,24 +161,22 @@ def _merge_empty(parent: Item, children: list[Child], min_children: int, done: R
     keys = [
         k
         for k, v in parent.facts.items()
-        if is_additive(k) and fact_unit(k) in TIME_UNITS and isinstance(v, int | float) and v > 0
+        if is_additive(k) and fact_unit(k) in TIME_UNITS and (numeric(v) or 0) > 0
     ]
     out = list(children)
     for key in keys:
         i = 0
         while i < len(out) and len(out) > min_children:
-            v = out[i].facts.get(key)
-            if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0:
-                j = i - 1 if i > 0 else 1
-                a, b = (out[j], out[i]) if j < i else (out[i], out[j])
-                keep = out[j]
-                merged = merge_children([a, b])
-                merged = Child(keep.title, merged.detail, merged.leaf, merged.facts)
-                done.merged += 1
-                done.notes.append(f'merged "{out[i].title}" ({key}: 0) into "{keep.title}"')
-                out[min(i, j)] = merged
-                del out[max(i, j)]
-                i = max(0, i - 1)
+            v = numeric(out[i].facts.get(key))
+            if v is None or v > 0:
+                i += 1
                 continue
-            i += 1
+            into = i - 1 if i else 1
+            first, second = sorted((i, into))
+            merged = merge_children([out[first], out[second]])
+            done.merged += 1
+            done.notes.append(f'merged "{out[i].title}" ({key}: 0) into "{out[into].title}"')
+            out[first] = replace(merged, title=out[into].title)
+            del out[second]
+            i = first
     return out

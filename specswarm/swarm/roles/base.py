@@ -19,6 +19,7 @@ import trio
 from specswarm.errors import ModelError
 from specswarm.model import worker
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
+from specswarm.model.replay import request_key
 from specswarm.plan.views import ROOT, NodeView, Plan
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ class CountingModel:
         # greedy decoding gives the same prompt the same answer: a rival's identical split, or
         # a question asked again, is answered from what this peer's model said before
         memo = self._memo if req.top_k == 1 else None
-        key = hashlib.sha256(repr(req).encode()).hexdigest() if memo is not None else ""
+        key = request_key(req) if memo is not None else ""
         if memo is not None and key in memo:
             self._counters.model_reused += 1
             return memo[key]
