@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -127,7 +126,9 @@ class Node:
         await self.store.wait_changed(timeout)
 
     def peer_gone(self, peer: str, since: float, grace: float = GONE_GRACE) -> bool:
-        return self.liveness.peer_gone(peer, since, grace)
+        """Whether ``peer`` looks gone: unheard for ``grace`` seconds, or longer in a large swarm,
+        where a live but idle peer announces less often (:meth:`AntiEntropy.silence`)."""
+        return self.liveness.peer_gone(peer, since, max(grace, self.sync.silence()))
 
     # -- the wire: gossip validation (the intake's), requests and pulls (anti-entropy's) --------
     def validate(self, sender: str, data: bytes) -> bool:
@@ -165,6 +166,9 @@ class Node:
                 continue
             msg = self.intake.take(data)  # what validate() decoded a moment ago
             if isinstance(msg, EventMsg):
+                # an event gossiped now says its author is alive (relayed or not); one pulled by
+                # anti-entropy may be old, so only gossip counts
+                self.liveness.heard(msg.event.author)
                 self.add(msg.event)
             elif isinstance(msg, HaveMsg) and sender != self.peer_id:
                 self.sync.on_have(nursery, sender, msg)
@@ -184,7 +188,7 @@ class Node:
         while True:
             plan = self.plan()
             key = (plan.digest, len(self.state), plan.complete)
-            now = time.monotonic()
+            now = trio.current_time()
             if key != last or now - last_time > 5:
                 self.on_status(self.status(plan))
                 last, last_time = key, now

@@ -54,6 +54,8 @@ class PlanRequest:
     report: Path | None
     restart: bool = True
     """Restart a peer that dies (``--no-restart``: False)."""
+    peers_per_process: int = 1
+    """Peers per OS process (``--peers-per-process``); 1: one process per peer."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ def run_plan(
     quiet: bool,
     report: Path | None = None,
     restart: bool = True,
+    peers_per_process: int = 1,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -94,10 +97,14 @@ def run_plan(
     (no convergence within the budget, or the peers left can no longer converge),
     PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
     """
-    request = PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart)
+    request = PlanRequest(
+        spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, peers_per_process
+    )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
-    outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress, policy)
+    outcome = run_swarm(
+        launch.peers, launch.run, launch.budget, launch.progress, policy, per_process=peers_per_process
+    )
     finish(launch, outcome, collect_events(launch.run, launch.peers))
 
 
