@@ -70,6 +70,7 @@ def plot(rows: list[dict[str, object]], out: Path) -> list[Path]:
         ax.set_xscale("log")
         ax.set_xlabel("peers")
         ax.set_title(title, fontsize=10)
+        ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         fig.tight_layout()
         path = out / name

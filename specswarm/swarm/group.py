@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from specswarm.errors import InterruptedRunError, SpecSwarmError
+from specswarm.errors import InterruptedRunError, UsageError
 from specswarm.swarm.peer import PeerConfig, peer_config, run_configs, serve, setup_logging
 
 _PATHS = ("run_file", "key", "events")
@@ -30,29 +30,29 @@ _STRINGS = ("role", "listen", "admission", "strategy")
 
 
 def read_group(path: Path) -> list[PeerConfig]:
-    """The peers of a group file; SpecSwarmError naming the file and entry if one is malformed."""
+    """The peers of a group file; UsageError naming the file and entry if one is malformed."""
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise SpecSwarmError(f"{path}: not a readable peer group file ({exc})") from None
+        raise UsageError(f"{path}: not a readable peer group file ({exc})") from None
     if not isinstance(entries, list) or not entries:
-        raise SpecSwarmError(f"{path}: a peer group file is a non-empty JSON list")
+        raise UsageError(f"{path}: a peer group file is a non-empty JSON list")
     return [_config(path, i, e) for i, e in enumerate(entries)]
 
 
 def _config(path: Path, index: int, entry: Any) -> PeerConfig:
     where = f"{path}: peer {index}"
     if not isinstance(entry, dict) or not isinstance(entry.get("role"), str):
-        raise SpecSwarmError(f"{where}: expected an object with a role")
+        raise UsageError(f"{where}: expected an object with a role")
     unknown = set(entry) - {*_PATHS, *_STRINGS, "join", "preload", "json_status"}
     if unknown:
-        raise SpecSwarmError(f"{where}: unknown option(s) {', '.join(sorted(unknown))}")
+        raise UsageError(f"{where}: unknown option(s) {', '.join(sorted(unknown))}")
     for name in (*_PATHS, *_STRINGS):
         if entry.get(name) is not None and not isinstance(entry[name], str):
-            raise SpecSwarmError(f"{where}: {name} must be a string")
+            raise UsageError(f"{where}: {name} must be a string")
     lists = {name: entry.get(name) or [] for name in ("join", "preload")}
     if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists.values()):
-        raise SpecSwarmError(f"{where}: join and preload must be lists of strings")
+        raise UsageError(f"{where}: join and preload must be lists of strings")
 
     def path_of(name: str) -> Path | None:
         value = entry.get(name)
