@@ -126,8 +126,7 @@ class Node:
         await self.store.wait_changed(timeout)
 
     def peer_gone(self, peer: str, since: float, grace: float = GONE_GRACE) -> bool:
-        """Whether ``peer`` looks gone: unheard for ``grace`` seconds, or longer in a large swarm,
-        where a live but idle peer announces less often (:meth:`AntiEntropy.silence`)."""
+        """Unheard for ``grace`` s, or longer in a large swarm (:meth:`AntiEntropy.silence`)."""
         return self.liveness.peer_gone(peer, since, max(grace, self.sync.silence()))
 
     # -- the wire: gossip validation (the intake's), requests and pulls (anti-entropy's) --------
@@ -166,9 +165,7 @@ class Node:
                 continue
             msg = self.intake.take(data)  # what validate() decoded a moment ago
             if isinstance(msg, EventMsg):
-                # an event gossiped now says its author is alive (relayed or not); one pulled by
-                # anti-entropy may be old, so only gossip counts
-                self.liveness.heard(msg.event.author)
+                self.liveness.heard(msg.event.author)  # gossiped now: alive (a pulled one may be old)
                 self.add(msg.event)
             elif isinstance(msg, HaveMsg) and sender != self.peer_id:
                 self.sync.on_have(nursery, sender, msg)
