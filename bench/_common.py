@@ -172,6 +172,15 @@ def _vm_hwm_kib(pid: int) -> int | None:
     return None
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds a process has used so far (from /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _children_roles(pid: int) -> dict[int, str]:
     """Peer processes under the launcher: pid -> '<role>' (from their command lines)."""
     import psutil
@@ -185,6 +194,8 @@ def _children_roles(pid: int) -> dict[int, str]:
                 continue
             if "peer" in cmd and "--role" in cmd:
                 out[child.pid] = cmd[cmd.index("--role") + 1]
+            elif "peer-group" in cmd:  # --peers-per-process: several peers in one process
+                out[child.pid] = "group"
     except psutil.Error:
         pass
     return out
@@ -206,6 +217,8 @@ class PlanRun:
     workdir: Path | None = None
     lost_kinds: dict[str, int] = field(default_factory=dict)
     """Missing events by kind, summed over peers."""
+    cpu_s: dict[int, float] = field(default_factory=dict)
+    """CPU seconds (user + system) per peer process (pid -> s), last sample before it exited."""
     timeline: list[tuple[float, str, str]] = field(default_factory=list)
     """(seconds since launch, kind, author) of each event's first appearance in any log."""
 
@@ -229,6 +242,7 @@ def run_plan(
     keep: Path | None = None,
     spec_path: Path | None = None,
     scripted: bool = True,
+    extra: Sequence[str] = (),
 ) -> PlanRun:
     """Run `specswarm plan` on ``spec`` (or on the file ``spec_path``, whose normalized form ``spec``
     is), with the scripted model unless ``scripted`` is False; timed from outside."""
@@ -261,6 +275,7 @@ def run_plan(
         str(report_path),
         "--timeout",
         str(timeout),
+        *extra,
     ]
     err_path = tmp / "stderr.txt"
     started = time.monotonic()
@@ -273,6 +288,7 @@ def run_plan(
     t_all_joined: float | None = None
     t_first_prop: float | None = None
     rss: dict[int, int] = {}
+    cpu: dict[int, float] = {}
     pid_roles: dict[int, str] = {}
     last_rss = 0.0
     while proc.poll() is None:
@@ -297,6 +313,9 @@ def run_plan(
                 v = _vm_hwm_kib(pid)
                 if v is not None:
                     rss[pid] = max(rss.get(pid, 0), v)
+                c = _cpu_seconds(pid)
+                if c is not None:
+                    cpu[pid] = max(cpu.get(pid, 0.0), c)
         time.sleep(poll)
     wall = time.monotonic() - started
     now = time.monotonic()
@@ -326,6 +345,7 @@ def run_plan(
         ev = json.loads(line)
         timeline.append((round(t - started, 3), ev["kind"], ev["author"]))
     return PlanRun(
+        cpu_s=cpu,
         timeline=timeline,
         code=proc.returncode,
         report=report,

@@ -42,8 +42,9 @@ def _missing_kinds(runs: list) -> dict[str, int]:
     return out
 
 
-def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
-    runs = [run_plan(spec, timeout=timeout) for _ in range(repeat)]
+def _p2p_row(label: str, spec: dict, timeout: float, repeat: int, per_process: int = 1) -> dict:
+    extra = ["--peers-per-process", str(per_process)] if per_process > 1 else []
+    runs = [run_plan(spec, timeout=timeout, extra=extra) for _ in range(repeat)]
     good = [r for r in runs if r.code == 0]
     for r in runs:
         if r.code != 0:
@@ -53,6 +54,8 @@ def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
     final = r0.report.get("digest")
     agree = all({p.get("digest") for p in r.peers} == {r.report.get("digest")} for r in good)
     rss = [kib / 1024 for r in runs for kib in r.rss_kib.values()]
+    n_peers = max(1, len(r0.peers))
+    events = max(1, r0.events)
     return {
         "case": label,
         "peers": len(r0.peers),
@@ -63,7 +66,13 @@ def _p2p_row(label: str, spec: dict, timeout: float, repeat: int) -> dict:
         "converge s": median(r.converge for r in good),
         "msgs recv/node": median(r.transport_sum("received") / max(1, nodes) for r in good),
         "pub/node": median(r.transport_sum("published") / max(1, nodes) for r in good),
+        "recv/peer/event": median(r.transport_sum("received") / n_peers / events for r in good),
+        "sent/peer/event": median(r.transport_sum("published") / n_peers / events for r in good),
         "announces": median(r.counter_sum("announces") for r in good),
+        "sync req/peer": median(r.counter_sum("sync_requests") / n_peers for r in good),
+        "sync KiB/peer/event": median(r.counter_sum("sync_bytes") / 1024 / n_peers / events for r in good),
+        "CPU s/peer": median(sum(r.cpu_s.values()) / n_peers for r in runs) if r0.cpu_s else None,
+        "processes": len(r0.cpu_s) or None,
         "sync req": median(r.counter_sum("sync_requests") for r in good),
         "sync KiB": median(r.counter_sum("sync_bytes") / 1024 for r in good),
         "sync events": median(r.counter_sum("synced_events") for r in good),
@@ -90,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--p2p-max-nodes", type=int, default=160, help="larger plans run in memory only")
     ap.add_argument("--plan-peers", type=int, default=9)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument(
+        "--per-process", type=int, default=1, help="peers per process (specswarm plan --peers-per-process)"
+    )
     ap.add_argument("--settle", type=float, default=0.3)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--no-fold", action="store_true", help="skip the fold benchmark")
@@ -108,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                 max_children=3,
                 **_swarm(total),
             )
-            rows.append(_p2p_row(f"{total} peers", spec, args.timeout, args.repeat))
+            rows.append(_p2p_row(f"{total} peers", spec, args.timeout, args.repeat, args.per_process))
         print(
             f"\n## peers (real libp2p, one process each; scripted model; depth {args.peer_depth}, "
             f"2-3 children; {args.repeat} run(s), medians)"

@@ -11,12 +11,13 @@
     ├── EndpointError               a model endpoint cannot serve the spec (exit 2): names the field
     ├── TemplateError               a user template cannot be loaded or rendered (``specswarm.render``)
     │   └── PromptTemplateError     a prompt template fails on a task's data (exit 2)
+    ├── UsageError                  a command's input that is not a spec is wrong (exit 2)
     ├── TransportError              libp2p / network problems (bad multiaddr, dial failure, no answer)
     └── RunError                    a run did not converge (names stuck nodes and why)
         └── InterruptedRunError     a run or a peer was stopped by a signal (exit 130)
 
 Each class states the exit code ``specswarm`` ends with when such an error stops a command
-(``exit_code``: 2 for a SpecError, an EndpointError or a PromptTemplateError, 130 for an
+(``exit_code``: 2 for a SpecError, an EndpointError, a PromptTemplateError or a UsageError, 130 for an
 InterruptedRunError, 1 for every other one); the CLI (``specswarm.cli``) is the only place
 that turns errors into that exit and red text.
 """
@@ -71,6 +72,13 @@ class ModelError(SpecSwarmError):
 
 class ReplayMissError(ModelError):
     """A replay cassette holds no recording for the prompt asked."""
+
+
+class UsageError(SpecSwarmError):
+    """A command's input that is not a goal spec is wrong (e.g. a peer group file); the message
+    names the file and what is expected."""
+
+    exit_code: ClassVar[int] = 2
 
 
 class EndpointError(SpecSwarmError):

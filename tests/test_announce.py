@@ -1,21 +1,26 @@
 """How often a node announces its event set: at once when it changed, every
 DISAGREE_ANNOUNCE_EVERY rounds while a peer's set differs, every QUIET_ANNOUNCE_EVERY rounds in a
 quiet, agreeing swarm. Each announcement costs every peer a delivery, which dominated the idle
-CPU of a 9-peer swarm on 2 cores."""
+CPU of a 9-peer swarm on 2 cores. In a swarm of more than ANNOUNCERS peers every one of those
+periods is ``peers / ANNOUNCERS`` times longer (the thinning by swarm size, issue 14)."""
 
 from __future__ import annotations
 
 import random
-import time
 
 import trio
 import trio.testing
 
+from specswarm.protocol.bodies import JoinBody
+from specswarm.protocol.events import make_event, make_run_event
+from specswarm.protocol.identity import Identity
+from specswarm.spec import spec_from_json
 from specswarm.swarm import antientropy
-from specswarm.swarm.antientropy import AntiEntropy, _Heard
+from specswarm.swarm.antientropy import ANNOUNCERS, AntiEntropy, _Heard
 from specswarm.swarm.counters import NodeCounters
 from specswarm.swarm.liveness import Liveness
 from specswarm.swarm.store import EventStore
+from tests.swarmkit import swarm_spec
 
 
 class Recorder:
@@ -38,25 +43,39 @@ def _rounds(sync: AntiEntropy, transport: Recorder, rounds: int, *, disagree: bo
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(sync.announce_loop)
                 while True:
-                    if disagree:  # a peer keeps announcing another set (real clock: it stays fresh)
-                        sync._peer_have["other"] = _Heard(5, "5:other", time.monotonic())
+                    if disagree:  # a peer keeps announcing another set
+                        sync._peer_have["other"] = _Heard(5, "5:other", trio.current_time())
                     await trio.sleep(0.1)
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     return len(transport.published) - before
 
 
-def test_a_quiet_agreeing_node_announces_once_in_five_rounds_and_a_disagreeing_one_in_two() -> None:
-    transport = Recorder()
-    counters = NodeCounters()
-    sync = AntiEntropy(
+def _sync(transport: Recorder, counters: NodeCounters, peers: int = 0) -> AntiEntropy:
+    """A scorer's anti-entropy over a store holding a run that ``peers`` peers have joined."""
+    store = EventStore(counters)
+    if peers:
+        run_event = make_run_event(Identity(b"\x01" * 32), spec_from_json(swarm_spec()), nonce="announce")
+        store.adopt_run(run_event)
+        for i in range(peers):
+            author = Identity(i.to_bytes(2, "big") * 16)
+            body = JoinBody(role="executor", strategy=None, admission=None)
+            store.add(make_event(author, run_event.run, "join", 1, body))
+        assert len(store.state.plan().roles) == peers
+    return AntiEntropy(
         transport,  # type: ignore[arg-type]
-        EventStore(counters),
+        store,
         Liveness("me", transport),  # type: ignore[arg-type]
         "scorer",
         random.Random(1),
         lambda: 1.0,
     )
+
+
+def test_a_quiet_agreeing_node_announces_once_in_five_rounds_and_a_disagreeing_one_in_two() -> None:
+    transport = Recorder()
+    counters = NodeCounters()
+    sync = _sync(transport, counters)
     first = _rounds(sync, transport, 1, disagree=False)
     assert first in (0, 1)  # the first round: our (empty) set has never been announced
     quiet = _rounds(sync, transport, 100, disagree=False)
@@ -69,3 +88,21 @@ def test_a_quiet_agreeing_node_announces_once_in_five_rounds_and_a_disagreeing_o
         <= 100 / antientropy.DISAGREE_ANNOUNCE_EVERY * 1.4
     )
     assert counters.announces == len(transport.published)
+
+
+def test_in_a_large_swarm_each_cadence_is_stretched_by_peers_over_announcers() -> None:
+    """4 * ANNOUNCERS peers: a round between two chances to announce is 4 intervals, so a quiet
+    node announces once in 20 intervals and a disagreeing one once in 8; a change of our own
+    set is announced at the next chance (within about 4 intervals), not after the cadence."""
+    transport = Recorder()
+    counters = NodeCounters()
+    sync = _sync(transport, counters, peers=4 * ANNOUNCERS)
+    _rounds(sync, transport, 20, disagree=False)  # the first announcement of our set
+    spread = 4 * antientropy.QUIET_ANNOUNCE_EVERY
+    quiet = _rounds(sync, transport, 400, disagree=False)
+    assert 400 / spread * 0.7 <= quiet <= 400 / spread * 1.4
+    spread = 4 * antientropy.DISAGREE_ANNOUNCE_EVERY
+    disagreeing = _rounds(sync, transport, 400, disagree=True)
+    assert 400 / spread * 0.7 <= disagreeing <= 400 / spread * 1.4
+    sync._last_announced = "a set we no longer hold"  # our set changed since the last one
+    assert _rounds(sync, transport, 6, disagree=False) == 1

@@ -45,6 +45,21 @@ def test_coordination_bench_tiny() -> None:
     assert "b/a" in out and "target" in out
 
 
+def test_simulate_bench_tiny(tmp_path: Path) -> None:
+    out = _run("simulate.py", "--peers", "6", "--depth", "1", "--figures", str(tmp_path))
+    assert "## simulated mesh" in out
+    row = next(line for line in out.splitlines() if line.startswith("6 "))
+    assert row.split()[1] == "yes"  # converged
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert pngs == []
+    else:
+        names = ["antientropy", "convergence", "final-share", "messages"]
+        assert pngs == [f"sim-{n}.png" for n in names]
+
+
 @pytest.mark.slow
 def test_scale_bench_tiny() -> None:
     out = _run(

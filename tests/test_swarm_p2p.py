@@ -207,3 +207,40 @@ def test_invalid_spec_exits_2_with_located_errors(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert f"{bad}:4: roles.scorer.count:" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_eight_peers_in_two_processes_converge_each_with_its_own_host(tmp_path: Path) -> None:
+    """``--peers-per-process 4``: 8 peers, 2 processes; each peer keeps its own key, port and log."""
+    spec = write_spec(tmp_path, dec=2, sc=3, ex=2, depth=2)
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "specswarm", "plan", str(spec), "--peers-per-process", "4"]
+        + ["--report", str(report), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        env=_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads(report.read_text())
+    peers = rep["peers"]
+    assert len(peers) == 8 and rep["complete"] is True
+    assert len({p["pid"] for p in peers}) == 2  # two processes
+    assert len({p["peer_id"] for p in peers}) == 8  # eight hosts, eight identities
+    assert {p["digest"] for p in peers} == {rep["digest"]}
+    for pid in {p["pid"] for p in peers}:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_malformed_peer_group_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "group.json"
+    bad.write_text('[{"role": "scorer", "port": 1}]')
+    proc = subprocess.run(
+        [sys.executable, "-m", "specswarm", "peer-group", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"{bad}: peer 0: unknown option(s) port"

@@ -205,6 +205,15 @@ def plan(
             "--no-restart", help="Leave a peer that dies dead (default: restart it, up to 3 times)."
         ),
     ] = False,
+    peers_per_process: Annotated[
+        int,
+        typer.Option(
+            "--peers-per-process",
+            min=1,
+            help="Run up to N peers in each process, each with its own libp2p host and key "
+            "(default 1: one process per peer).",
+        ),
+    ] = 1,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
@@ -220,6 +229,7 @@ def plan(
         report=report,
         restart=not no_restart,
         cache=cache,
+        peers_per_process=peers_per_process,
     )
 
 
@@ -273,6 +283,16 @@ def peer(
         json_status=json_status,
         cache=cache,
     )
+
+
+@app.command("peer-group", hidden=True)
+def peer_group(
+    group: Annotated[Path, typer.Argument(help="JSON list of peers (what `plan` writes).")],
+) -> None:
+    """Run several peers in this process, each with its own host and key (`plan --peers-per-process`)."""
+    from specswarm.swarm.group import run_group
+
+    run_group(group)
 
 
 @app.command()

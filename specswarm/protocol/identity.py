@@ -45,6 +45,7 @@ def b58decode(text: str) -> bytes:
     return b"\0" * zeros + body
 
 
+@lru_cache(maxsize=4096)
 def peer_id_from_public_key(public_key: bytes) -> str:
     if len(public_key) != 32:
         raise ValueError("an Ed25519 public key has 32 bytes")

@@ -1,16 +1,19 @@
 """Anti-entropy: repair what gossip lost, and learn the run from a peer.
 
-Each node announces ``(count, set digest)`` about once a second (less often while nothing
-changes and every peer agrees); a node that hears a digest unlike its own pulls the inventory
-of that peer and fetches the events it lacks over request/response. A node that joins late (or
-knows only one address) learns the run the same way, with ``hello``.
+Each node announces ``(count, set digest)`` about once a round (a second), but in a swarm of
+more than :data:`ANNOUNCERS` peers only once in ``peers / ANNOUNCERS`` rounds, and less often
+still while nothing changes and every peer agrees: an announcement is relayed to every peer, so
+at a fixed rate per peer each peer would receive ``peers`` of them per round. A node that hears
+a peer holding more than it does, or as many but other events, waits one round (gossip still in
+flight arrives meanwhile) and, if the gap is still there, pulls the inventory of that peer and
+fetches the events it lacks over request/response; one pull at a time. A node that joins late
+(or knows only one address) learns the run the same way, with ``hello``.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,12 +48,15 @@ from specswarm.transport.base import Transport
 log = logging.getLogger("specswarm.swarm.node")
 
 ANNOUNCE_INTERVAL = 1.0
+ANNOUNCERS = 8
+"""About how many peers announce per round, however large the swarm."""
 QUIET_ANNOUNCE_EVERY = 5
 """When nothing changes and every peer agrees, announce once in this many rounds."""
 DISAGREE_ANNOUNCE_EVERY = 2
 """When our set has not changed but a peer's differs, announce once in this many rounds."""
 GONE_GRACE = 3 * QUIET_ANNOUNCE_EVERY * ANNOUNCE_INTERVAL
-"""Seconds without contact before a peer counts as gone (three quiet announcement periods)."""
+"""Seconds without contact before a peer counts as gone (three quiet announcement periods); in a
+swarm of more than :data:`ANNOUNCERS` peers, longer (:meth:`AntiEntropy.silence`)."""
 PEER_HAVE_FRESH = 10.0
 """Seconds a peer's announcement counts when deciding whether the swarm agrees."""
 SYNC_TIMEOUT = 30.0
@@ -94,9 +100,12 @@ class AntiEntropy:
         self._syncing: set[str] = set()
         self._last_announced = ""
         self._quiet_rounds = 0
+        self._checking: set[str] = set()
+        self._pulling = False
 
     # -- serving ------------------------------------------------------------------------------
     async def handle_request(self, sender: str, data: bytes) -> bytes:
+        self.liveness.heard(sender)
         req = decode_request(data)
         if isinstance(req, BadRequest):
             return req.reply
@@ -108,27 +117,49 @@ class AntiEntropy:
 
     # -- pulling ------------------------------------------------------------------------------
     def on_have(self, nursery: trio.Nursery, sender: str, msg: HaveMsg) -> None:
-        """A peer announced its set: pull from it if it differs from ours, and not just by
-        gossip still in flight."""
-        now = time.monotonic()
-        prev = self._peer_have.get(sender)
+        """A peer announced its set: if it holds more than we do (or as many, but others), check
+        again one round later, when gossip still in flight has arrived, and pull if it still does.
+        A fresh joiner (almost nothing yet) pulls at once."""
+        now = trio.current_time()
         self._peer_have[sender] = _Heard(msg.n, msg.digest, now)
         self.liveness.heard(sender, now)
         held = len(self.store)
-        if (
-            msg.digest == self.store.set_digest()
-            or now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL
-        ):
+        if msg.digest == self.store.set_digest() or msg.n < held or sender in self._checking:
+            return  # the same set, or the peer is behind (it pulls when it hears one of us)
+        if now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL:
             return
-        # Pull only when the difference is not just gossip still in flight: the peer already
-        # held more than we hold now one announcement ago, or its (different) set is not changing.
-        # A fresh joiner (almost nothing yet) pulls at once.
-        behind = prev is not None and prev.n > held
-        stable = prev is not None and prev.n == msg.n and prev.digest == msg.digest
-        fresh = held <= 2 and msg.n > held
-        if behind or stable or fresh:
+        if held <= 2:
             self._last_sync[sender] = now
             nursery.start_soon(self.sync_with, sender)
+            return
+        self._checking.add(sender)
+        nursery.start_soon(self._pull_if_still_behind, sender, msg)
+
+    async def _pull_if_still_behind(self, sender: str, msg: HaveMsg) -> None:
+        try:
+            await trio.sleep(self.announce_interval())
+            held = len(self.store)
+            gap = held < msg.n or (held == msg.n and self.store.set_digest() != msg.digest)
+            if not gap or self._pulling:
+                if gap:
+                    self.counters.sync_skipped += 1  # another pull is under way; a later one helps
+                return
+            self._pulling = True
+            self._last_sync[sender] = trio.current_time()
+            try:
+                await self.sync_with(sender)
+            finally:
+                self._pulling = False
+        finally:
+            self._checking.discard(sender)
+
+    def silence(self) -> float:
+        """Seconds a live peer may go unheard here: three of its quiet announcement periods."""
+        return 3 * QUIET_ANNOUNCE_EVERY * self.announce_interval() * self._spread()
+
+    def _spread(self) -> float:
+        """Rounds between two of our announcements: 1, or peers / ANNOUNCERS in a larger swarm."""
+        return max(1.0, len(self.store.state.plan().roles) / ANNOUNCERS)
 
     async def sync_with(self, peer: str) -> int:
         """Pull every event ``peer`` has and we lack. Returns how many were new."""
@@ -159,6 +190,7 @@ class AntiEntropy:
         self.counters.sync_requests += 1
         self.counters.sync_bytes += len(data)
         resp = await self.transport.request(peer, data, timeout=SYNC_TIMEOUT)
+        self.liveness.heard(peer)
         self.counters.sync_bytes += len(resp)
         return resp
 
@@ -183,8 +215,8 @@ class AntiEntropy:
     # -- announcing -----------------------------------------------------------------------------
     async def announce_loop(self) -> None:
         while True:
-            await trio.sleep(self.announce_interval() * (0.75 + 0.5 * self.rng.random()))
-            now = time.monotonic()
+            await trio.sleep(self.announce_interval() * self._spread() * (0.75 + 0.5 * self.rng.random()))
+            now = trio.current_time()
             self.liveness.see_connected(now)
             if self.role_name == "observer":
                 continue  # the observer never speaks; it still pulls when others announce

@@ -45,6 +45,8 @@ class NodeCounters:
     """Anti-entropy requests this node made (inv + get)."""
     sync_bytes: int = 0
     """Bytes of those requests and their responses."""
+    sync_skipped: int = 0
+    """Gaps an announcement showed that were not pulled because another pull was under way."""
     tasks: TaskCounts = field(default_factory=TaskCounts)
     """What the model tasks counted: retries, loops cut, sums fitted, bad answers, give-ups."""
 
@@ -69,6 +71,7 @@ class NodeCounters:
             "announces": self.announces,
             "sync_requests": self.sync_requests,
             "sync_bytes": self.sync_bytes,
+            "sync_skipped": self.sync_skipped,
             "tasks": self.tasks.to_json(),
             # every thread of this process, the model's included: a peer's whole cost in CPU
             "cpu_seconds": round(time.process_time(), 2),

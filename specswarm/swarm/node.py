@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -127,7 +126,8 @@ class Node:
         await self.store.wait_changed(timeout)
 
     def peer_gone(self, peer: str, since: float, grace: float = GONE_GRACE) -> bool:
-        return self.liveness.peer_gone(peer, since, grace)
+        """Unheard for ``grace`` s, or longer in a large swarm (:meth:`AntiEntropy.silence`)."""
+        return self.liveness.peer_gone(peer, since, max(grace, self.sync.silence()))
 
     # -- the wire: gossip validation (the intake's), requests and pulls (anti-entropy's) --------
     def validate(self, sender: str, data: bytes) -> bool:
@@ -165,6 +165,7 @@ class Node:
                 continue
             msg = self.intake.take(data)  # what validate() decoded a moment ago
             if isinstance(msg, EventMsg):
+                self.liveness.heard(msg.event.author)  # gossiped now: alive (a pulled one may be old)
                 self.add(msg.event)
             elif isinstance(msg, HaveMsg) and sender != self.peer_id:
                 self.sync.on_have(nursery, sender, msg)
@@ -185,7 +186,7 @@ class Node:
             plan = self.plan()
             doing = getattr(self.role, "doing", None)
             key = (plan.digest, len(self.state), plan.complete, repr(doing))
-            now = time.monotonic()
+            now = trio.current_time()
             if key != last or now - last_time > 5:
                 self.on_status(self.status(plan))
                 last, last_time = key, now

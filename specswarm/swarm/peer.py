@@ -20,17 +20,15 @@ Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 from __future__ import annotations
 
 import dataclasses
-import io
-import json
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, TypeVar, cast
 
 import trio
 
@@ -41,10 +39,13 @@ from specswarm.protocol.events import Event, check_event, make_run_event, read_e
 from specswarm.protocol.identity import Identity, short_id
 from specswarm.spec import AccessSettings, GoalSpec, ModelSettings
 from specswarm.swarm.node import Node
+from specswarm.swarm.peerio import EventLogFile as EventLogFile
+from specswarm.swarm.peerio import StatusPrinter
 from specswarm.swarm.roles.base import ModelRole
 from specswarm.transport.base import Transport
 
 log = logging.getLogger("specswarm.peer")
+T = TypeVar("T")
 
 NO_RUN = "no peer answered with the run's spec (is --join right?)"
 DETERMINISTIC_EXIT = 2
@@ -142,12 +143,56 @@ def run_peer_cli(
     cache: Path | None = None,
 ) -> None:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
+    setup_logging()
+    _run(
+        peer_config(
+            role=role,
+            spec=spec,
+            join=join,
+            mdns=mdns,
+            listen=listen,
+            key=key,
+            strategy=strategy,
+            events=events,
+            fmt=fmt,
+            out=out,
+            run_file=run_file,
+            admission=admission,
+            preload=preload,
+            json_status=json_status,
+            cache=cache,
+        )
+    )
+
+
+def setup_logging() -> None:
     logging.basicConfig(
         level=os.environ.get("SPECSWARM_LOG", "WARNING"),
         stream=sys.stderr,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         force=True,
     )
+
+
+def peer_config(
+    *,
+    role: str,
+    spec: Path | None,
+    join: Sequence[str],
+    mdns: bool,
+    listen: str,
+    key: Path | None,
+    strategy: str | None,
+    events: Path | None,
+    fmt: str = "markdown",
+    out: Path | None = None,
+    run_file: Path | None = None,
+    admission: str | None = None,
+    preload: Sequence[Path] = (),
+    json_status: bool = False,
+    cache: Path | None = None,
+) -> PeerConfig:
+    """The :class:`PeerConfig` of a ``specswarm peer`` command line."""
     identity = Identity.load_or_create(key) if key else Identity.generate()
     run_event: Event | None = None
     admission_key: Identity | None = None
@@ -160,7 +205,7 @@ def run_peer_cli(
         raise SpecSwarmError("a peer needs --spec SPEC (start a run) or --join MULTIADDR / --mdns (join one)")
     if admission is None and admission_key is None:
         admission_key = _admission_key_from_env(_run_spec(run_event) if run_event else None)
-    config = PeerConfig(
+    return PeerConfig(
         role=role,
         identity=identity,
         run_event=run_event,
@@ -177,7 +222,6 @@ def run_peer_cli(
         json_status=json_status,
         cache=cache,
     )
-    _run(config)
 
 
 def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
@@ -192,9 +236,15 @@ def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
 
 def _run(config: PeerConfig) -> None:
     """Run :func:`_main` under trio and raise what stopped it as one of the project's errors."""
+    run_configs(_main, config)
+
+
+def run_configs(main: Callable[[T], Awaitable[None]], arg: T) -> None:
+    """Run ``main(arg)`` (one peer, or a group) under trio and raise what stopped it as one of the
+    project's errors."""
     worker.prepare()  # the model's thread first in the CPU queue, every peer's networking after it
     try:
-        trio.run(_main, config)
+        trio.run(main, arg)
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before trio installed handlers
         raise InterruptedRunError() from None
     except BaseExceptionGroup as group:  # trio's nurseries wrap what the node and transport raise
@@ -218,46 +268,53 @@ def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 async def _main(config: PeerConfig) -> None:
     """Run the peer of ``config`` until a signal (or, for a human-run observer, convergence)."""
+    interrupted = False
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_signal() -> None:
+                nonlocal interrupted
+                async for signum in signals:
+                    interrupted = signum == signal.SIGINT and not config.json_status
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+            await serve(config)
+            nursery.cancel_scope.cancel()
+    if interrupted:
+        raise InterruptedRunError()
+
+
+async def serve(config: PeerConfig) -> None:
+    """Run the peer of ``config`` with its own libp2p host until cancelled (a human-run
+    observer: until the plan is complete). Signals are the caller's."""
     from specswarm.transport.p2p import open_libp2p_transport
 
     sink = EventLogFile.open(config.events) if config.events else None
-    interrupted = False
     try:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with trio.open_nursery() as nursery:
+        transport_cm = open_libp2p_transport(
+            config.identity.seed, config.listen, bootstrap=list(config.join), mdns=config.mdns
+        )
+        async with transport_cm as transport, trio.open_nursery() as nursery:
+            node = _node(config, transport, sink)
+            if not config.json_status:
+                for addr in transport.addrs():
+                    print(
+                        f"{config.role} {short_id(config.identity.peer_id)} listening on {addr}",
+                        file=sys.stderr,
+                    )
+            await nursery.start(node.run)
+            if config.renders:
+                from specswarm.swarm.observe import observe_until_complete
 
-                async def stop_on_signal() -> None:
-                    nonlocal interrupted
-                    async for signum in signals:
-                        interrupted = signum == signal.SIGINT and not config.json_status
-                        nursery.cancel_scope.cancel()
-                        return
-
-                nursery.start_soon(stop_on_signal)
-                transport_cm = open_libp2p_transport(
-                    config.identity.seed, config.listen, bootstrap=list(config.join), mdns=config.mdns
-                )
-                async with transport_cm as transport:
-                    node = _node(config, transport, sink)
-                    if not config.json_status:
-                        for addr in transport.addrs():
-                            print(
-                                f"{config.role} {short_id(config.identity.peer_id)} listening on {addr}",
-                                file=sys.stderr,
-                            )
-                    await nursery.start(node.run)
-                    if config.renders:
-                        from specswarm.swarm.observe import observe_until_complete
-
-                        await observe_until_complete(node, config.fmt, config.out)
-                        nursery.cancel_scope.cancel()
-                    else:
-                        await trio.sleep_forever()
+                await observe_until_complete(node, config.fmt, config.out)
+            else:
+                await trio.sleep_forever()
+            nursery.cancel_scope.cancel()
     finally:
         if sink is not None:
             sink.close()
-    if interrupted:
-        raise InterruptedRunError()
 
 
 def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Node:
@@ -273,7 +330,7 @@ def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Nod
         strategy=config.strategy,
         preload=config.preload,
         sink=sink,
-        on_status=_StatusPrinter(config.role, config.json_status),
+        on_status=StatusPrinter(config.role, config.json_status),
     )
 
 
@@ -325,56 +382,3 @@ def _run_from_spec(spec_path: Path, identity: Identity) -> tuple[Event, Identity
         nonce=f"{identity.peer_id}-{time.time_ns()}",
     )
     return run, key, spec.cache
-
-
-class EventLogFile(io.TextIOWrapper):
-    """A peer's ``--events`` log, opened to append: a line it already holds is not written again
-    (a restarted peer preloads its own log, and the store writes every event it applies)."""
-
-    held: set[str]
-
-    @classmethod
-    def open(cls, path: Path) -> EventLogFile:
-        held: set[str] = set()
-        if path.exists():
-            data = path.read_bytes()
-            end = data.rfind(b"\n") + 1
-            if end < len(data):  # a line cut short by a kill mid-write was never sent: drop it
-                with open(path, "r+b") as fh:
-                    fh.truncate(end)
-            held = {line.decode("utf-8", "replace") for line in data[:end].splitlines()}
-        log = cls(open(path, "ab"), encoding="utf-8")
-        log.held = held
-        return log
-
-    def write(self, text: str) -> int:
-        if self.held and text.rstrip("\n") in self.held:
-            return 0
-        return super().write(text)
-
-
-class _StatusPrinter:
-    """Status lines: JSON for the launcher (``--json-status``), a short human line otherwise."""
-
-    def __init__(self, role: str, json_status: bool) -> None:
-        self.role = role
-        self.json = json_status
-        self.last_human = 0.0
-
-    def __call__(self, status: Mapping[str, Any]) -> None:
-        if self.json:
-            sys.stdout.write(json.dumps(status, separators=(",", ":")) + "\n")
-            sys.stdout.flush()
-            return
-        now = time.monotonic()
-        if self.role == "observer" or now - self.last_human < 2:
-            return
-        self.last_human = now
-        p = status["progress"]
-        print(
-            f"[{self.role} {short_id(status['peer'])}] peers {status['peers']} events {status['events']} "
-            f"nodes {p['nodes']} leaves {p['done']}/{p['leaves']} done"
-            + (" — plan complete" if status["complete"] else ""),
-            file=sys.stderr,
-            flush=True,
-        )

@@ -11,7 +11,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
@@ -21,15 +21,26 @@ from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec, spec_from_json
 from specswarm.swarm.node import Node
 from specswarm.swarm.roles import make_role
-from specswarm.transport.memory import MemoryNetwork, open_memory_network
+from specswarm.transport.base import Transport
+from specswarm.transport.memory import open_memory_network
 
 if TYPE_CHECKING:
     from trio_typing import TaskStatus  # what the trio stubs libp2p installs (trio-typing) expect
 
 
+class PeerNetwork(Protocol):
+    """What a swarm in one process needs of its network: the in-memory hub
+    (:class:`~specswarm.transport.memory.MemoryNetwork`) or a simulated gossip mesh
+    (:class:`~specswarm.transport.mesh.MeshNetwork`)."""
+
+    def add_peer(self, peer_id: str, *, topic: str | None = None) -> Transport: ...
+
+    def remove_peer(self, peer_id: str) -> None: ...
+
+
 @dataclass
 class LocalSwarm:
-    network: MemoryNetwork
+    network: PeerNetwork
     run_event: Event
     admission: Identity
     nodes: dict[str, Node] = field(default_factory=dict)

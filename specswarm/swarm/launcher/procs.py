@@ -161,10 +161,7 @@ def peer_command(
     already holds (a restart; the peer appends only what is new to it). Also used by the chaos
     test harness (tests/chaos.py).
     """
-    key_file = p.key_file
-    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(p.identity.seed.hex())
+    key_file = write_key_file(p)
     cmd = [
         sys.executable,
         "-m",
@@ -195,6 +192,15 @@ def peer_command(
     if p.cache is not None:
         cmd += ["--cache", str(p.cache)]
     return cmd
+
+
+def write_key_file(p: PeerProc) -> Path:
+    """Write ``p``'s identity key beside its log (mode 0600); returns the file."""
+    key_file = p.key_file
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(p.identity.seed.hex())
+    return key_file
 
 
 async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
@@ -241,15 +247,15 @@ async def supervise(p: PeerProc, proc: trio.Process) -> None:
             buf += chunk
             *lines, buf = buf.split(b"\n")
             for line in lines:
-                _take_status(p, line)
+                take_status(p, line)
         p.exited = await proc.wait()
     finally:
         with trio.CancelScope(shield=True):
-            await _stop(proc)
+            await stop_process(proc)
             p.exited = proc.returncode if p.exited is None else p.exited
 
 
-def _take_status(p: PeerProc, line: bytes) -> None:
+def take_status(p: PeerProc, line: bytes) -> None:
     try:
         status = json.loads(line)
     except ValueError:
@@ -258,7 +264,8 @@ def _take_status(p: PeerProc, line: bytes) -> None:
         p.status = cast(PeerStatus, status)  # what Node.status() wrote
 
 
-async def _stop(proc: trio.Process) -> None:
+async def stop_process(proc: trio.Process) -> None:
+    """SIGTERM, then SIGKILL after :data:`STOP_GRACE` seconds."""
     if proc.returncode is None:
         proc.send_signal(signal.SIGTERM)
         with trio.move_on_after(STOP_GRACE):

@@ -63,6 +63,8 @@ class PlanRequest:
     """Restart a peer that dies (``--no-restart``: False)."""
     cache: Path | None = None
     """The answer cache directory (``--cache``; None: the spec's ``cache``, or none)."""
+    peers_per_process: int = 1
+    """Peers per OS process (``--peers-per-process``); 1: one process per peer."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ def run_plan(
     report: Path | None = None,
     restart: bool = True,
     cache: Path | None = None,
+    peers_per_process: int = 1,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -104,11 +107,15 @@ def run_plan(
     (no convergence within the budget, or the peers left can no longer converge),
     PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
     """
-    request = PlanRequest(spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache)
+    request = PlanRequest(
+        spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache, peers_per_process
+    )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
     try:
-        outcome = run_swarm(launch.peers, launch.run, launch.budget, launch.progress, policy)
+        outcome = run_swarm(
+            launch.peers, launch.run, launch.budget, launch.progress, policy, per_process=peers_per_process
+        )
         finish(launch, outcome, collect_events(launch.run, launch.peers))
     finally:
         launch.progress.stop()

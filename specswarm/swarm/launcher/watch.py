@@ -20,6 +20,7 @@ from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
+from specswarm.swarm.launcher.groups import group_command, groups_of, keep_group, peer_entry
 from specswarm.swarm.launcher.heal import RestartPolicy, Seats, keep
 from specswarm.swarm.launcher.prepare import PreparedRun
 from specswarm.swarm.launcher.procs import PeerProc, boot_addrs, last_words, peer_command
@@ -57,16 +58,21 @@ def run_swarm(
     budget: float,
     progress: Progress,
     policy: RestartPolicy | None = None,
+    *,
+    per_process: int = 1,
 ) -> Outcome:
-    """Run the swarm until it converges, gets stuck or is interrupted; every peer is stopped."""
+    """Run the swarm until it converges, gets stuck or is interrupted; every peer is stopped.
+    ``per_process`` > 1: that many peers share each process (:mod:`.groups`)."""
     seats = Seats(policy or RestartPolicy(), progress)
     try:
-        return trio.run(_launch, peers, run, budget, seats)
+        return trio.run(_launch, peers, run, budget, seats, per_process)
     except KeyboardInterrupt:  # pragma: no cover - a signal before trio installed its handlers
         return Outcome("interrupted", ["interrupted"], notes=seats.events)
 
 
-async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, seats: Seats) -> Outcome:
+async def _launch(
+    peers: Sequence[PeerProc], run: PreparedRun, budget: float, seats: Seats, per_process: int = 1
+) -> Outcome:
     observer = next(p for p in peers if p.role == "observer")
     tail = LogTail(observer.events, FoldState([run.run_event]))
     outcome = Outcome(notes=seats.events)
@@ -82,8 +88,12 @@ async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, se
                     return
 
             nursery.start_soon(on_signal)
-            for p in peers:
-                nursery.start_soon(keep, p, _command(p, peers, run), seats)
+            if per_process > 1:
+                for group in groups_of(peers, per_process):
+                    nursery.start_soon(keep_group, group, _group_command(group, peers, run), seats)
+            else:
+                for p in peers:
+                    nursery.start_soon(keep, p, _command(p, peers, run), seats)
             outcome.status, outcome.reasons = await _watch(outcome, tail, observer, peers, budget, seats)
             nursery.cancel_scope.cancel()
     # every keep() was cancelled and has stopped its process: read what was written last
@@ -97,6 +107,27 @@ def _command(p: PeerProc, peers: Sequence[PeerProc], run: PreparedRun) -> Callab
     return lambda: peer_command(
         p, boot_addrs(peers, p), run.run_file, admission, run.preload_file, own_log=p.restarts > 0
     )
+
+
+def _group_command(
+    group: Sequence[PeerProc], peers: Sequence[PeerProc], run: PreparedRun
+) -> Callable[[], list[str]]:
+    """The group's command line for each start (a restart also preloads each peer's own log)."""
+
+    def build() -> list[str]:
+        entries = [
+            peer_entry(
+                p,
+                boot_addrs(peers, p),
+                run.run_file,
+                admit(run.keys.admission, run.run, p.identity.peer_id, p.role),
+                run.preload_file,
+            )
+            for p in group
+        ]
+        return group_command(group, entries)
+
+    return build
 
 
 async def _watch(

@@ -8,7 +8,6 @@ import fcntl
 import hashlib
 import logging
 import os
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -93,7 +92,7 @@ class ModelRole:
 
     def seen(self, key: str) -> float:
         """When this role first saw ``key`` (now, if never before)."""
-        return self.first_seen.setdefault(key, time.monotonic())
+        return self.first_seen.setdefault(key, trio.current_time())
 
     async def model(self) -> Model:
         if self._model is None:
@@ -106,7 +105,7 @@ class ModelRole:
         raise NotImplementedError
 
     def backing_off(self, key: str) -> bool:
-        return self._backoff.get(key, 0.0) > time.monotonic()
+        return self._backoff.get(key, 0.0) > trio.current_time()
 
     async def think(
         self,
@@ -123,7 +122,7 @@ class ModelRole:
         model is not called."""
         raw = await self.model()
         model = CountingModel(raw, node.counters, None if raw.instant else self.memo)
-        started = time.monotonic()
+        started = trio.current_time()
         task_name = ACTIVITY.get(self.name, self.name)
         self.doing = {"task": task_name, "on": key, "phase": "waiting"}
         try:
@@ -139,15 +138,20 @@ class ModelRole:
                 def in_model_thread() -> T:
                     return worker.run(task, model)
 
-                result = await trio.to_thread.run_sync(in_model_thread)
+                pause = getattr(raw, "virtual_seconds", None)
+                if pause is not None:  # a simulation's model: instant, but it takes virtual time
+                    await trio.sleep(pause)
+                    result = task(model)
+                else:
+                    result = await trio.to_thread.run_sync(in_model_thread)
         except ModelError as exc:
             node.counters.model_failures += 1
             self.last_failure = f"{self.name} on {key}: {exc}"[:500]
-            self._backoff[key] = time.monotonic() + FAILURE_BACKOFF
+            self._backoff[key] = trio.current_time() + FAILURE_BACKOFF
             log.warning("%s: model failed on %s: %s", self.name, key, exc)
             return None
         finally:
-            node.counters.model_seconds += time.monotonic() - started
+            node.counters.model_seconds += trio.current_time() - started
             self.doing = None
         return result
 

@@ -7,9 +7,10 @@ splits, and anyone takes over once both are gone or slow, or once every proposal
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+import trio
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
@@ -47,7 +48,7 @@ class Decomposer(ModelRole):
         first = self.seen(n.id)
         if all(node.peer_gone(owner, since=first) for owner in owners):
             return True
-        return time.monotonic() - first > self.takeover_seconds
+        return trio.current_time() - first > self.takeover_seconds
 
     async def act(self, node: Node, plan: Plan) -> None:
         spec = plan.spec

@@ -5,7 +5,6 @@ gone, and finishes what it holds after a restart."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -44,7 +43,7 @@ class Executor(ModelRole):
         if holder == node.peer_id:
             return False
         first = self.seen(claim_id)
-        if time.monotonic() - first > self.claim_timeout:
+        if trio.current_time() - first > self.claim_timeout:
             return True
         return node.peer_gone(holder, since=first, grace=self.gone_seconds)
 

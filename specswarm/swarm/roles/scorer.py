@@ -17,10 +17,11 @@ stage another branch holds is caught."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
+
+import trio
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
@@ -80,7 +81,7 @@ class Scorer(ModelRole):
         first = self.seen(f"approved:{n.id}")
         if any(p.status == "pending" for p in n.proposals):
             return False  # vote first: a pending rival may be the best
-        if time.monotonic() - first >= spec.tree.ballot_wait:
+        if trio.current_time() - first >= spec.tree.ballot_wait:
             return True
         settled = set()
         for author in {p.author for p in n.proposals}:
