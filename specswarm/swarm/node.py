@@ -78,8 +78,7 @@ class Node:
         self.admission_key = admission_key
         self.role_factory = role_factory
         self.on_status = on_status
-        self.announce_interval = announce_interval
-        """Mean seconds between announcements (the announce loop reads it every round)."""
+        self.announce_interval = announce_interval  # mean seconds between announcements; read every round
         self.counters = NodeCounters()
         self.store = EventStore(self.counters, sink)
         self.liveness = Liveness(identity.peer_id, transport)
@@ -184,8 +183,7 @@ class Node:
         last_time = 0.0
         while True:
             plan = self.plan()
-            doing = getattr(self.role, "doing", None)
-            key = (plan.digest, len(self.state), plan.complete, repr(doing))
+            key = (plan.digest, len(self.state), plan.complete, repr(getattr(self.role, "doing", None)))
             now = trio.current_time()
             if key != last or now - last_time > 5:
                 self.on_status(self.status(plan))
