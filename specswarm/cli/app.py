@@ -239,6 +239,14 @@ def peer(
         typer.Option("--preload", help="Start from the events of this log (repeatable)."),
     ] = None,
     json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
+    model_url: Annotated[
+        str | None,
+        typer.Option(
+            "--model-url",
+            help="Ask this shared model service (specswarm model serve; token in $SPECSWARM_MODEL_TOKEN) "
+            "instead of loading the model here.",
+        ),
+    ] = None,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
     from specswarm.swarm.peer import run_peer_cli
@@ -256,6 +264,7 @@ def peer(
         admission=admission,
         preload=preload or [],
         json_status=json_status,
+        model_url=model_url,
     )
 
 

@@ -14,7 +14,9 @@ InterruptedRunError (with no message) when Ctrl-C stops a peer run by hand.
 
 Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 ``SPECSWARM_MODEL_BACKEND`` (gpt4all | replay | scripted | llama | openai) and
-``SPECSWARM_MODEL_CASSETTE`` replace the model backend and cassette (of every role).
+``SPECSWARM_MODEL_CASSETTE`` replace the model backend and cassette (of every role);
+``SPECSWARM_MODEL_SHARED`` (0 or 1) replaces ``model.shared``. A peer given ``--model-url``
+asks that model service (token in ``SPECSWARM_MODEL_TOKEN``) instead of loading a model.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class PeerConfig:
     """Events to start from (``--preload``: a resumed run, and a restarted peer's own log)."""
     json_status: bool
     """Status lines as JSON on stdout for the launcher (and no human lines, no rendering)."""
+    model_url: str | None = None
+    """The shared model service to ask (``--model-url``); None: load the role's model here."""
 
     @property
     def renders(self) -> bool:
@@ -102,10 +106,13 @@ def model_settings(spec: GoalSpec, role: str | None = None) -> ModelSettings:
     cassette = os.environ.get("SPECSWARM_MODEL_CASSETTE")
     if cassette:
         settings = dataclasses.replace(settings, cassette=Path(cassette))
+    shared = os.environ.get("SPECSWARM_MODEL_SHARED")
+    if shared in ("0", "1"):
+        settings = dataclasses.replace(settings, shared=shared == "1")
     return settings
 
 
-def role_factory(role: str, strategy: str | None) -> Callable[[GoalSpec], ModelRole | None]:
+def role_factory(role: str, strategy: str | None, model_url: str | None = None) -> Callable[..., Any]:
     """What the node calls with the run's spec once it knows the run: the role object."""
 
     def build(spec: GoalSpec) -> ModelRole | None:
@@ -113,6 +120,10 @@ def role_factory(role: str, strategy: str | None) -> Callable[[GoalSpec], ModelR
         from specswarm.swarm.roles import make_role
 
         settings = model_settings(spec, role)
+        if model_url:
+            from specswarm.model.service import service_client
+
+            return make_role(role, spec, lambda: service_client(settings, model_url), strategy)
         return make_role(role, spec, lambda: load_model(settings), strategy)
 
     return build
@@ -134,6 +145,7 @@ def run_peer_cli(
     admission: str | None = None,
     preload: Sequence[Path] = (),
     json_status: bool = False,
+    model_url: str | None = None,
 ) -> None:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
     logging.basicConfig(
@@ -168,6 +180,7 @@ def run_peer_cli(
         out=out,
         preload=_read_preload(preload),
         json_status=json_status,
+        model_url=model_url,
     )
     _run(config)
 
@@ -259,7 +272,7 @@ def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Nod
         run_event=config.run_event,
         admission=config.admission,
         admission_key=config.admission_key,
-        role_factory=role_factory(config.role, config.strategy),
+        role_factory=role_factory(config.role, config.strategy, config.model_url),
         strategy=config.strategy,
         preload=config.preload,
         sink=sink,

@@ -77,6 +77,10 @@ class PeerProc:
     seat: str | None = None
     """Its seat's name (``scorer-1``: the second scorer), which its files are named after;
     None: ``role-index``."""
+    model_url: str | None = None
+    """The shared model service its role asks (``--model-url``); None: it loads its own."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to its environment (the model service's token)."""
 
     @property
     def addr(self) -> str:
@@ -184,6 +188,8 @@ def peer_command(
         cmd += ["--preload", str(preload_file)]
     if own_log and p.events.exists():
         cmd += ["--preload", str(p.events)]
+    if p.model_url:
+        cmd += ["--model-url", p.model_url]
     return cmd
 
 
@@ -194,6 +200,7 @@ async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
     previous process stays readable)."""
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env.update(p.env)
     with open(p.log, "ab" if p.restarts else "wb") as log:
         if p.restarts:
             log.write(f"--- restart {p.restarts} (previous exit {p.exited}) ---\n".encode())

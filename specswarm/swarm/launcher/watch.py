@@ -16,8 +16,10 @@ from typing import Literal
 
 import trio
 
+from specswarm.errors import RunError
 from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
+from specswarm.swarm.launcher import models
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
 from specswarm.swarm.launcher.heal import RestartPolicy, Seats, keep
@@ -34,7 +36,7 @@ OUT_OF_REACH_HOLD = 2.0
 """How long the plan must stay out of the live peers' reach before the run stops: the
 observer's view may lag a moment behind what the peers had published before they died."""
 
-Status = Literal["complete", "stuck", "out of reach", "peer failed", "interrupted"]
+Status = Literal["complete", "stuck", "out of reach", "peer failed", "model lost", "interrupted"]
 
 
 @dataclass
@@ -57,16 +59,24 @@ def run_swarm(
     budget: float,
     progress: Progress,
     policy: RestartPolicy | None = None,
+    services: Sequence[models.ServiceProc] = (),
 ) -> Outcome:
-    """Run the swarm until it converges, gets stuck or is interrupted; every peer is stopped."""
+    """Run the swarm until it converges, gets stuck or is interrupted; every peer is stopped.
+    The shared model ``services`` start first (and are kept running until the end)."""
     seats = Seats(policy or RestartPolicy(), progress)
     try:
-        return trio.run(_launch, peers, run, budget, seats)
+        return trio.run(_launch, peers, run, budget, seats, services)
     except KeyboardInterrupt:  # pragma: no cover - a signal before trio installed its handlers
         return Outcome("interrupted", ["interrupted"], notes=seats.events)
 
 
-async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, seats: Seats) -> Outcome:
+async def _launch(
+    peers: Sequence[PeerProc],
+    run: PreparedRun,
+    budget: float,
+    seats: Seats,
+    services: Sequence[models.ServiceProc] = (),
+) -> Outcome:
     observer = next(p for p in peers if p.role == "observer")
     tail = LogTail(observer.events, FoldState([run.run_event]))
     outcome = Outcome(notes=seats.events)
@@ -82,6 +92,15 @@ async def _launch(peers: Sequence[PeerProc], run: PreparedRun, budget: float, se
                     return
 
             nursery.start_soon(on_signal)
+            for s in services:
+                started = time.monotonic()
+                try:
+                    await models.start(s)
+                except RunError as exc:
+                    nursery.cancel_scope.cancel()
+                    return Outcome("model lost", [str(exc)], notes=seats.events)
+                progress.say(f"{s.name} ready on {s.url} in {time.monotonic() - started:.1f} s")
+                nursery.start_soon(models.keep, s, seats)
             for p in peers:
                 nursery.start_soon(keep, p, _command(p, peers, run), seats)
             outcome.status, outcome.reasons = await _watch(outcome, tail, observer, peers, budget, seats)
@@ -121,6 +140,8 @@ async def _watch(
             complete_since = complete_since or now
             if _agreed(plan, peers, progress, now - complete_since > AGREE_GRACE):
                 return "complete", []
+        if seats.fatal is not None and not plan.complete:
+            return "model lost", [seats.fatal, *diagnose(plan, peers)]
         failed = next((p for p in peers if p.exited == DETERMINISTIC_EXIT), None)
         if failed is not None and not plan.complete:
             return "peer failed", [f"{failed.name} exited {failed.exited}: {last_words(failed) or '?'}"]
