@@ -193,6 +193,7 @@ class Gpt4AllModel:
             if self.keep_prefix:
                 self._generate_keeping_prefix(gpt, req, timed)
             else:
+                _PREFIX.pop(id(gpt), None)  # a chat session resets the context
                 with gpt.chat_session(
                     system_prompt=CHATML_SYSTEM.format(req.system) if req.system else "",
                     prompt_template=CHATML_USER,

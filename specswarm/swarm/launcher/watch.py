@@ -99,7 +99,9 @@ async def _launch(
                 except RunError as exc:
                     nursery.cancel_scope.cancel()
                     return Outcome("model lost", [str(exc)], notes=seats.events)
-                progress.say(f"{s.name} ready on {s.url} in {time.monotonic() - started:.1f} s")
+                progress.say(
+                    f"{s.name} ready on {s.url} (pid {s.pids[-1]}) in {time.monotonic() - started:.1f} s"
+                )
                 nursery.start_soon(models.keep, s, seats)
             for p in peers:
                 nursery.start_soon(keep, p, _command(p, peers, run), seats)
