@@ -170,7 +170,8 @@ def serve(
         model.load()  # loaded before it says it is ready
     else:
         model = load_model(settings)
-    server = bind(ModelService(model, os.environ.get(TOKEN_ENV)), port)
+    service = ModelService(model, os.environ.get(TOKEN_ENV))
+    server = bind(service, port)
     bound = server.server_address[1]
     signal.signal(signal.SIGTERM, _interrupt)
     url = f"http://127.0.0.1:{bound}/v1"
@@ -182,3 +183,5 @@ def serve(
         pass
     finally:
         server.server_close()
+        # what it did, for the log (bench/shared_model.py reads it)
+        print(json.dumps({"event": "stopped", **service.health()}), file=sys.stderr, flush=True)
