@@ -324,6 +324,7 @@ def test_one_service_per_distinct_model_and_the_peers_get_its_url(tmp_path: Path
         "serve",
         "--port",
         str(service.port),
+        "--exit-with-parent",
         "--backend",
         "gpt4all",
         "--threads",

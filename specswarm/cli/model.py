@@ -121,6 +121,22 @@ def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
+def _watch_parent(parent: int) -> None:
+    """SIGTERM this process once ``parent`` is gone (it was re-parented): a launcher killed
+    outright leaves no model service behind."""
+    import os
+    import signal
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 @model_app.command()
 def serve(
     port: Annotated[
@@ -137,6 +153,9 @@ def serve(
         str, typer.Option("--backend", help="gpt4all (default), llama, scripted or replay.")
     ] = "gpt4all",
     cassette: Annotated[Path | None, typer.Option("--cassette", help="replay: the recorded answers.")] = None,
+    exit_with_parent: Annotated[
+        bool, typer.Option("--exit-with-parent", help="Stop when the process that started it is gone.")
+    ] = False,
 ) -> None:
     """Serve a local model to every peer of this machine (OpenAI-compatible, loopback only).
 
@@ -174,6 +193,8 @@ def serve(
     server = bind(service, port)
     bound = server.server_address[1]
     signal.signal(signal.SIGTERM, _interrupt)
+    if exit_with_parent:
+        _watch_parent(os.getppid())
     url = f"http://127.0.0.1:{bound}/v1"
     typer.echo(json.dumps({"event": "ready", "url": url, "model": model.name, "pid": os.getpid()}))
     sys.stdout.flush()

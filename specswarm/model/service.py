@@ -165,7 +165,7 @@ class ModelService:
                     job.gen = self.model.generate(job.req)
                     job.prompt_seconds = float(getattr(self.model, "last_prompt_seconds", 0.0))
                     self.counts.prefix_hits += getattr(self.model, "prefix_hits", 0) - hits
-            except (ModelError, RuntimeError, ValueError, OSError) as exc:
+            except Exception as exc:  # the worker must outlive any failure: its waiters get a 500
                 job.error = str(exc) or type(exc).__name__
             with self._lock:
                 self._pending.pop(job.req, None)
@@ -228,7 +228,7 @@ def _error(message: str, kind: str, param: str | None = None) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
-    protocol_version = "HTTP/1.1"
+    protocol_version = "HTTP/1.0"  # one request per connection: nothing half-read is left behind
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("%s " + format, self.address_string(), *args)

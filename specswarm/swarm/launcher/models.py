@@ -65,7 +65,16 @@ class ServiceProc:
 
     def command(self) -> list[str]:
         settings = self.settings
-        cmd = [sys.executable, "-m", "specswarm", "model", "serve", "--port", str(self.port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "specswarm",
+            "model",
+            "serve",
+            "--port",
+            str(self.port),
+            "--exit-with-parent",
+        ]
         cmd += ["--backend", settings.backend, "--threads", str(settings.threads)]
         if settings.file:
             cmd += ["--file", str(settings.file)]
