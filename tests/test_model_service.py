@@ -363,3 +363,26 @@ def test_model_shared_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
     assert model_settings(spec, "scorer").shared is False
     monkeypatch.setenv("SPECSWARM_MODEL_SHARED", "1")
     assert model_settings(spec, "scorer").shared is True
+
+
+def test_a_service_with_two_contexts_answers_two_requests_at_once_in_two_slots(running) -> None:  # type: ignore[no-untyped-def]
+    one, two = SlowEcho(gate=True), SlowEcho(gate=True)
+    service = ModelService(one, None, more=[two])
+    server = serve(service, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        threads, got = _arrive(service, url, ["p", "q", "r"])
+        deadline = time.monotonic() + 30
+        while len(one.asked) + len(two.asked) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(one.asked) == len(two.asked) == 1  # both contexts busy, the third waits
+        one.gate.set()
+        two.gate.set()
+        for t in threads:
+            t.join(30)
+        assert sorted(one.asked + two.asked) == ["p", "q", "r"] and len(got["out"]) == 3
+        assert service.health()["workers"] == 2
+    finally:
+        server.shutdown()
+        server.server_close()

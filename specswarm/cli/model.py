@@ -153,6 +153,10 @@ def serve(
         str, typer.Option("--backend", help="gpt4all (default), llama, scripted or replay.")
     ] = "gpt4all",
     cassette: Annotated[Path | None, typer.Option("--cassette", help="replay: the recorded answers.")] = None,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=0, help="Generations at once (0: this machine's cores // threads)."),
+    ] = 0,
     exit_with_parent: Annotated[
         bool, typer.Option("--exit-with-parent", help="Stop when the process that started it is gone.")
     ] = False,
@@ -184,12 +188,21 @@ def serve(
         cassette=cassette if backend == "replay" else None,
     )
     model: Model
+    more: list[Model] = []
     if backend == "gpt4all":
-        model = Gpt4AllModel.from_settings(settings, keep_prefix=True)
-        model.load()  # loaded before it says it is ready
+        from specswarm.swarm.roles.base import machine_slots
+
+        first = Gpt4AllModel.from_settings(settings, keep_prefix=True)
+        copies = [first] + [
+            Gpt4AllModel(first.path, threads=first.threads, keep_prefix=True, copy=copy)
+            for copy in range(1, workers or machine_slots(first))
+        ]
+        for copy in copies:
+            copy.load()  # loaded before it says it is ready
+        model, more = first, list(copies[1:])
     else:
         model = load_model(settings)
-    service = ModelService(model, os.environ.get(TOKEN_ENV))
+    service = ModelService(model, os.environ.get(TOKEN_ENV), more=more)
     server = bind(service, port)
     bound = server.server_address[1]
     signal.signal(signal.SIGTERM, _interrupt)

@@ -78,8 +78,8 @@ def _filtered_stderr(harmless: re.Pattern[str]) -> Iterator[None]:
                 sys.stderr.flush()
 
 
-def _load(directory: Path, filename: str, threads: int, allow_download: bool) -> Any:
-    key = (str(directory), filename, threads)
+def _load(directory: Path, filename: str, threads: int, allow_download: bool, copy: int = 0) -> Any:
+    key = (str(directory), filename if copy == 0 else f"{filename}#{copy}", threads)
     with _LOAD_LOCK:
         if key not in _LOADED:
             try:
@@ -126,13 +126,22 @@ class Gpt4AllModel:
     """A real model: generations take the machine-wide slot."""
 
     def __init__(
-        self, path: Path, *, threads: int = 2, allow_download: bool = False, keep_prefix: bool = False
+        self,
+        path: Path,
+        *,
+        threads: int = 2,
+        allow_download: bool = False,
+        keep_prefix: bool = False,
+        copy: int = 0,
     ) -> None:
         self.path = path
         self.threads = threads
         self.allow_download = allow_download
         self.name = path.name
         self.keep_prefix = keep_prefix
+        self.copy = copy
+        """Which context of the file this is: the service runs one per worker (the weights are
+        mapped from the same file, so they are shared; each context has its own cache)."""
         """Keep the system turn evaluated between calls (one caller at a time: the service)."""
         self.prefix_hits = 0
         """Calls that found their system turn already evaluated (``keep_prefix`` only)."""
@@ -164,7 +173,7 @@ class Gpt4AllModel:
         self._gpt()
 
     def _gpt(self) -> Any:
-        return _load(self.path.parent, self.path.name, self.threads, self.allow_download)
+        return _load(self.path.parent, self.path.name, self.threads, self.allow_download, self.copy)
 
     def generate(self, req: GenerationRequest) -> Generation:
         """Generate one answer (blocking; see :func:`~specswarm.model.lock.agenerate`)."""

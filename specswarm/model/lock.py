@@ -7,10 +7,11 @@ thread, so gossip keeps flowing while the model thinks. The model tasks
 (:mod:`specswarm.model.tasks`) block and call :func:`generate_locked`; callers
 run them in a worker thread themselves.
 
-Across processes, the peers of a machine take turns through one file lock
-(:func:`machine_lock_path`; ``swarm/roles/base.py`` holds it from trio); the shared model
-service (:mod:`specswarm.model.service`) holds it around each of its generations with
-:func:`hold_machine_lock`, so it takes turns with any peer that runs its own model.
+Across processes, the peers of a machine take turns through file locks, one per machine
+slot (:func:`machine_lock_path`; ``swarm/roles/base.py`` takes one from trio); each worker of
+the shared model service (:mod:`specswarm.model.service`) holds its slot's lock around each of
+its generations with :func:`hold_machine_lock`, so it takes turns with any peer that runs its
+own model.
 """
 
 from __future__ import annotations
@@ -55,21 +56,22 @@ def machine_lock_enabled() -> bool:
     return os.environ.get("SPECSWARM_MACHINE_LOCK", "1") != "0"
 
 
-def machine_lock_path() -> Path:
-    """The file every model process of this user locks while it generates."""
+def machine_lock_path(slot: int = 0) -> Path:
+    """The file every model process of this user locks while it generates in machine slot
+    ``slot`` (the same files as ``swarm/roles/base.py``'s slots)."""
     from specswarm.model.assets import cache_dir
 
-    path = cache_dir() / "generation.lock"
+    path = cache_dir() / ("generation.lock" if slot == 0 else f"generation.lock.{slot}")
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
 
 @contextmanager
-def hold_machine_lock() -> Iterator[None]:
-    """Hold the machine-wide generation lock (blocking) for the duration of the block."""
+def hold_machine_lock(slot: int = 0) -> Iterator[None]:
+    """Hold machine slot ``slot``'s generation lock (blocking) for the duration of the block."""
     if not machine_lock_enabled():
         yield
         return
-    with open(machine_lock_path(), "a") as fh:
+    with open(machine_lock_path(slot), "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         yield

@@ -10,10 +10,11 @@ one user message, ``max_tokens``, ``temperature``, ``top_k``, ``repeat_penalty``
 * **Loopback only, a per-run token.** It listens on 127.0.0.1; every ``/v1`` request must
   carry ``Authorization: Bearer <token>`` when a token is set (the launcher makes a random
   one per run and hands it to its peers in :data:`TOKEN_ENV`; it never enters an event).
-* **One queue instead of the machine-wide lock.** Requests are answered one at a time, in
-  the order they came (FIFO); each generation also holds the machine-wide file lock
-  (:func:`~specswarm.model.lock.hold_machine_lock`), so the service takes turns with any
-  peer that runs a model of its own. Its clients take no slot themselves.
+* **One queue instead of the machine-wide slots.** Requests are answered in the order they
+  came (FIFO), by as many workers as the machine has generation slots (its cores divided by
+  the model's threads), each with its own context of the one loaded file and holding its
+  slot's file lock (:func:`~specswarm.model.lock.hold_machine_lock`), so the service takes
+  turns with any peer that runs a model of its own. Its clients take no slot themselves.
 * **The same answers.** A request becomes the same :class:`GenerationRequest` an
   in-process peer would make, and the same :class:`~specswarm.model.gpt4all_backend.Gpt4AllModel`
   code answers it (ChatML turns, greedy ``top_k=1``, stops and loop guard), with
@@ -33,7 +34,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -124,9 +125,19 @@ class ServiceCounts:
 
 
 class ModelService:
-    """One model, one worker thread, a FIFO queue, and the identical-request sharing."""
+    """One model, a FIFO queue, one worker thread per context of the model (each in its own
+    machine slot), and the identical-request sharing."""
 
-    def __init__(self, model: Model, token: str | None = None, *, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        model: Model,
+        token: str | None = None,
+        *,
+        cache_size: int = CACHE_SIZE,
+        more: Sequence[Model] = (),
+    ) -> None:
+        """``more``: further contexts of the same model, one worker each (a machine with more
+        cores than one generation uses runs several generations at once)."""
         self.model = model
         self.token = token or None
         self.counts = ServiceCounts()
@@ -135,8 +146,12 @@ class ModelService:
         self._pending: dict[GenerationRequest, _Job] = {}
         self._recent: OrderedDict[GenerationRequest, _Job] = OrderedDict()
         self._cache_size = cache_size
-        self._worker = threading.Thread(target=self._work, name="specswarm-model-service", daemon=True)
-        self._worker.start()
+        self.workers = [
+            threading.Thread(target=self._work, args=(m, slot), name=f"specswarm-model-{slot}", daemon=True)
+            for slot, m in enumerate([model, *more])
+        ]
+        for worker in self.workers:
+            worker.start()
 
     def answer(self, req: GenerationRequest) -> _Job:
         """Queue ``req`` (or join an identical one) and wait for its generation."""
@@ -155,16 +170,17 @@ class ModelService:
         job.done.wait()
         return job
 
-    def _work(self) -> None:
+    def _work(self, model: Model, slot: int) -> None:
         while True:
             job = self._queue.get()
             job.started = time.perf_counter()
             try:
-                with hold_machine_lock():
-                    hits = getattr(self.model, "prefix_hits", 0)
-                    job.gen = self.model.generate(job.req)
-                    job.prompt_seconds = float(getattr(self.model, "last_prompt_seconds", 0.0))
-                    self.counts.prefix_hits += getattr(self.model, "prefix_hits", 0) - hits
+                with hold_machine_lock(slot):
+                    hits = getattr(model, "prefix_hits", 0)
+                    job.gen = model.generate(job.req)
+                    job.prompt_seconds = float(getattr(model, "last_prompt_seconds", 0.0))
+                    with self._lock:
+                        self.counts.prefix_hits += getattr(model, "prefix_hits", 0) - hits
             except Exception as exc:  # the worker must outlive any failure: its waiters get a 500
                 job.error = str(exc) or type(exc).__name__
             with self._lock:
@@ -192,7 +208,13 @@ class ModelService:
         c = self.counts
         with self._lock:
             waiting = self._queue.qsize()
-        return {"status": "ok", "model": self.model.name, "queued": waiting, **vars(c)}
+        return {
+            "status": "ok",
+            "model": self.model.name,
+            "workers": len(self.workers),
+            "queued": waiting,
+            **vars(c),
+        }
 
     def completion(self, job: _Job) -> dict[str, Any]:
         gen = job.gen
