@@ -136,9 +136,10 @@ def _arrive(service: ModelService, url: str, prompts: list[str], **kw) -> tuple[
         t = threading.Thread(target=ask, args=(prompt, f"{prompt}{i}"))
         t.start()
         threads.append(t)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a starved machine may take long to get a thread going
         while service.counts.requests < i + 1 and time.monotonic() < deadline:
             time.sleep(0.005)
+        assert service.counts.requests == i + 1, f"request {i} did not arrive"
     return threads, {"out": out, "walls": walls, "seconds": seconds}  # type: ignore[dict-item]
 
 
