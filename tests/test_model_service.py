@@ -306,7 +306,10 @@ def _spec(model: dict, scorer_model: dict | None = None) -> GoalSpec:
 
 
 def test_shares_is_gpt4all_by_default_and_any_local_backend_when_asked() -> None:
-    assert shares(ModelSettings()) and not shares(ModelSettings(shared=False))
+    from specswarm.swarm.launcher.models import SHARED_BY_DEFAULT
+
+    assert shares(ModelSettings()) is SHARED_BY_DEFAULT and not shares(ModelSettings(shared=False))
+    assert shares(ModelSettings(shared=True))
     assert not shares(ModelSettings(backend="scripted")) and shares(
         ModelSettings(backend="scripted", shared=True)
     )
@@ -314,7 +317,7 @@ def test_shares_is_gpt4all_by_default_and_any_local_backend_when_asked() -> None
 
 
 def test_one_service_per_distinct_model_and_the_peers_get_its_url(tmp_path: Path) -> None:
-    spec = _spec({"backend": "gpt4all"})
+    spec = _spec({"backend": "gpt4all", "shared": True})
     by_role = plan_services(spec, spec.model_for, tmp_path)
     assert set(by_role) == {"decomposer", "scorer", "executor"}
     assert len({id(s) for s in by_role.values()}) == 1
@@ -333,10 +336,10 @@ def test_one_service_per_distinct_model_and_the_peers_get_its_url(tmp_path: Path
     ]
     # a scorer model of its own gets a service of its own; an unshared one none
     gguf = tmp_path / "other.gguf"
-    mixed = _spec({"backend": "gpt4all"}, {"backend": "gpt4all", "file": str(gguf)})
+    mixed = _spec({"backend": "gpt4all", "shared": True}, {"backend": "gpt4all", "file": str(gguf)})
     by_role = plan_services(mixed, mixed.model_for, tmp_path)
     assert by_role["scorer"] is not by_role["decomposer"] and "--file" in by_role["scorer"].command()
-    off = _spec({"backend": "gpt4all"}, {"backend": "gpt4all", "shared": False})
+    off = _spec({"backend": "gpt4all", "shared": True}, {"backend": "gpt4all", "shared": False})
     assert set(plan_services(off, off.model_for, tmp_path)) == {"decomposer", "executor"}
     assert (
         plan_services(_spec({"backend": "scripted"}), _spec({"backend": "scripted"}).model_for, tmp_path)

@@ -116,7 +116,9 @@ def test_a_service_that_cannot_load_its_model_stops_the_run_before_any_peer(tmp_
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"not a model")
     spec = tmp_path / "spec.yaml"
-    spec.write_text(SPEC.replace("{backend: scripted, shared: true}", f"{{backend: gpt4all, file: {bad}}}"))
+    spec.write_text(
+        SPEC.replace("{backend: scripted, shared: true}", f"{{backend: gpt4all, file: {bad}, shared: true}}")
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "specswarm", "plan", str(spec)],
         capture_output=True,
@@ -198,7 +200,11 @@ def test_tiny_with_the_real_model_loads_it_in_one_process_and_converges(tmp_path
 
     ensure_default_model()
     before = _gguf_mappers(MODEL_FILE)
-    proc = _plan(ROOT / "goals" / "tiny.yaml", tmp_path, "--timeout", "900")
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(
+        (ROOT / "goals" / "tiny.yaml").read_text().replace("model:\n", "model:\n  shared: true\n", 1)
+    )
+    proc = _plan(spec, tmp_path, "--timeout", "900")
     service = _ready_pid(proc, tmp_path)
     most: set[int] = set()
     while proc.poll() is None:

@@ -180,7 +180,7 @@ class ModelSettings:
     retries: int = field(default=3, metadata=OMITTED)
     """openai: how often a request is sent again after a 429, a 5xx or a dropped connection."""
     shared: bool | None = field(default=None, metadata=OMITTED)
-    """One model service for all peers (``plan``); None: gpt4all yes, others no (schema)."""
+    """One model service for all peers (``plan``): True; None (for now) or False: a copy each."""
     temperature: float = 0.0
     """Sampling temperature."""
     top_k: int = 1
