@@ -117,3 +117,19 @@ def test_incremental_plan_equals_a_fresh_fold_after_every_event() -> None:
                 assert got.digest == want.digest
                 assert got.complete == want.complete and got.to_json() == want.to_json()
                 assert set(got.nodes) == set(want.nodes) and dict(got.counts) == dict(want.counts)
+
+
+@pytest.mark.slow
+def test_shared_model_bench_runs_with_the_scripted_model() -> None:
+    out = _run(
+        "shared_model.py",
+        "--spec",
+        str(BENCH.parent / "goals" / "tiny.yaml"),
+        "--scripted",
+        "--timeout",
+        "120",
+        timeout=400,
+    )
+    assert "peak PSS GiB" in out and "per-peer" in out and "shared" in out
+    shared = next(line for line in out.splitlines() if line.startswith("shared "))
+    assert "-" not in shared.split()[-2]  # the service's own counts were read from its log

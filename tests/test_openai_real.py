@@ -257,3 +257,77 @@ def spec_root(goal: str) -> _Node:
 
 def spec_child(title: str, detail: str) -> _Node:
     return _Node("c.0", title, detail, 1, {})
+
+
+def _serve(gguf: Path, port: int, log: Path) -> subprocess.Popen[str]:
+    """A llama.cpp server on ``port``, once it answers /health (its model loaded)."""
+    with open(log, "a") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(HELPER), "--model", str(gguf), "--port", str(port), "--ctx", "4096"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+            env=_env(),
+        )
+    deadline = time.monotonic() + 300
+    while True:
+        assert proc.poll() is None, f"the server died: {log.read_text()[-3000:]}"
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return proc
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, f"the server did not come up: {log.read_text()[-3000:]}"
+        time.sleep(0.5)
+
+
+@pytest.mark.model
+def test_the_server_killed_mid_run_then_back_the_run_converges_or_resumes(tmp_path: Path) -> None:
+    """Part 5 of issue 12: the endpoint dies while the peers use it and comes back on its port.
+    The peers' requests fail meanwhile (retried, then counted and backed off): the run either
+    converges once the server is back, or stops with the resume hint, and ``--resume`` goes on."""
+    pytest.importorskip("xllamacpp")
+    from specswarm.model.assets import ensure_default_model
+
+    gguf, port, log = ensure_default_model(), free_port(), tmp_path / "server.log"
+    server = _serve(gguf, port, log)
+    spec = _tiny(tmp_path, backend="openai", base_url=f"http://127.0.0.1:{port}/v1")
+    events, report = tmp_path / "ev.jsonl", tmp_path / "report.json"
+    cmd = [sys.executable, "-m", "specswarm", "plan", str(spec), "--events", str(events)]
+    cmd += ["--report", str(report), "--timeout", "300"]
+    err_path = tmp_path / "stderr.txt"
+    with open(err_path, "w") as err:
+        run = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=err, text=True, env=_env(), cwd=tmp_path
+        )
+    try:
+        deadline = time.monotonic() + 200
+        while "model calls 0" in err_path.read_text() or "model calls" not in err_path.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, err_path.read_text()[-3000:]
+            time.sleep(0.5)
+        server.kill()  # mid-run: the first generations are under way
+        server.wait(10)
+        time.sleep(5)
+        server = _serve(gguf, port, log)
+        run.wait(timeout=400)
+        text = err_path.read_text()
+        if run.returncode != 0:  # stopped: the message says how to go on, and going on works
+            assert "continue with: specswarm plan" in text and "--resume" in text, text[-3000:]
+            again = _plan(spec, tmp_path, "--resume", str(events), "--timeout", "300", timeout=400)
+            text = again.stderr
+            assert again.returncode == 0 or "continue with" in again.stderr, again.stderr[-3000:]
+        assert "Traceback" not in text, text[-3000:]
+        # while the server was down, the peers said so in one line each (and went on)
+        rep = json.loads(report.read_text())
+        said = "".join(
+            Path(p["log"]).read_text(errors="replace") for p in rep["peers"] if Path(p["log"]).exists()
+        )
+        assert f"cannot reach http://127.0.0.1:{port}/v1" in said or "trying again" in said, said[-3000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(20)

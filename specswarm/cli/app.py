@@ -264,6 +264,14 @@ def peer(
             help="Keep the model's answers in this directory and replay them (shared by local peers).",
         ),
     ] = None,
+    model_url: Annotated[
+        str | None,
+        typer.Option(
+            "--model-url",
+            help="Ask this shared model service (specswarm model serve; token in $SPECSWARM_MODEL_TOKEN) "
+            "instead of loading the model here.",
+        ),
+    ] = None,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
     from specswarm.swarm.peer import run_peer_cli
@@ -282,6 +290,7 @@ def peer(
         preload=preload or [],
         json_status=json_status,
         cache=cache,
+        model_url=model_url,
     )
 
 

@@ -115,3 +115,107 @@ def try_(
     typer.echo(gen.text)
     rate = gen.tokens / gen.seconds if gen.seconds else 0.0
     typer.echo(f"[{gen.model}: {gen.tokens} tokens in {gen.seconds:.1f} s, {rate:.1f} tok/s]", err=True)
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _watch_parent(parent: int) -> None:
+    """SIGTERM this process once ``parent`` is gone (it was re-parented): a launcher killed
+    outright leaves no model service behind."""
+    import os
+    import signal
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+@model_app.command()
+def serve(
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="TCP port on 127.0.0.1 (0: any free one).")
+    ] = 0,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="A GGUF file (default: the embedded model).")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="A gpt4all catalogue model (downloaded).")
+    ] = None,
+    threads: Annotated[int, typer.Option("--threads", min=0, help="CPU threads (0: cores - 1).")] = 0,
+    backend: Annotated[
+        str, typer.Option("--backend", help="gpt4all (default), llama, scripted or replay.")
+    ] = "gpt4all",
+    cassette: Annotated[Path | None, typer.Option("--cassette", help="replay: the recorded answers.")] = None,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=0, help="Generations at once (0: this machine's cores // threads)."),
+    ] = 0,
+    exit_with_parent: Annotated[
+        bool, typer.Option("--exit-with-parent", help="Stop when the process that started it is gone.")
+    ] = False,
+) -> None:
+    """Serve a local model to every peer of this machine (OpenAI-compatible, loopback only).
+
+    Requests need ``Authorization: Bearer $SPECSWARM_MODEL_TOKEN`` when that variable is set.
+    ``specswarm plan`` starts one itself; start one by hand for peers you start with
+    ``specswarm peer --model-url URL``. Prints one JSON line with the URL once the model is
+    loaded; stops on Ctrl-C or SIGTERM."""
+    import json
+    import os
+    import signal
+
+    from specswarm.model.base import Model
+    from specswarm.model.gpt4all_backend import Gpt4AllModel
+    from specswarm.model.load import load_model
+    from specswarm.model.service import TOKEN_ENV, ModelService
+    from specswarm.model.service import serve as bind
+    from specswarm.spec import ModelSettings
+
+    if backend not in ("gpt4all", "llama", "scripted", "replay"):
+        raise typer.BadParameter("one of gpt4all, llama, scripted, replay", param_hint="--backend")
+    settings = ModelSettings(
+        backend=backend,  # type: ignore[arg-type]
+        file=file,
+        name=name,
+        threads=threads,
+        cassette=cassette if backend == "replay" else None,
+    )
+    model: Model
+    more: list[Model] = []
+    if backend == "gpt4all":
+        from specswarm.swarm.roles.base import machine_slots
+
+        first = Gpt4AllModel.from_settings(settings, keep_prefix=True)
+        copies = [first] + [
+            Gpt4AllModel(first.path, threads=first.threads, keep_prefix=True, copy=copy)
+            for copy in range(1, workers or machine_slots(first))
+        ]
+        for copy in copies:
+            copy.load()  # loaded before it says it is ready
+        model, more = first, list(copies[1:])
+    else:
+        model = load_model(settings)
+    service = ModelService(model, os.environ.get(TOKEN_ENV), more=more)
+    server = bind(service, port)
+    bound = server.server_address[1]
+    signal.signal(signal.SIGTERM, _interrupt)
+    if exit_with_parent:
+        _watch_parent(os.getppid())
+    url = f"http://127.0.0.1:{bound}/v1"
+    typer.echo(json.dumps({"event": "ready", "url": url, "model": model.name, "pid": os.getpid()}))
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        # what it did, for the log (bench/shared_model.py reads it)
+        print(json.dumps({"event": "stopped", **service.health()}), file=sys.stderr, flush=True)

@@ -29,7 +29,12 @@ def load_model(settings: ModelSettings, cache: Path | None = None) -> Model:
     optional extra); ``openai`` asks an OpenAI-compatible endpoint (``base_url``). With
     ``gpt4all``/``llama``/``openai`` and a ``cassette`` set, real outputs are recorded into it.
     """
-    model = _backend(settings)
+    return with_cache(_backend(settings), settings, cache)
+
+
+def with_cache(model: Model, settings: ModelSettings, cache: Path | None) -> Model:
+    """``model`` (of ``settings``) behind the answer cache in ``cache``; as it is if None (a
+    peer that asks the shared model service keeps its cache on its side of the service too)."""
     if cache is None:
         return model
     from specswarm.model.cache import AnswerCache, CachingModel, model_identity

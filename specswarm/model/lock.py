@@ -6,11 +6,22 @@ Peers are trio programs: :func:`agenerate` runs the blocking call in a worker
 thread, so gossip keeps flowing while the model thinks. The model tasks
 (:mod:`specswarm.model.tasks`) block and call :func:`generate_locked`; callers
 run them in a worker thread themselves.
+
+Across processes, the peers of a machine take turns through file locks, one per machine
+slot (:func:`machine_lock_path`; ``swarm/roles/base.py`` takes one from trio); each worker of
+the shared model service (:mod:`specswarm.model.service`) holds its slot's lock around each of
+its generations with :func:`hold_machine_lock`, so it takes turns with any peer that runs its
+own model.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import trio
 
@@ -38,3 +49,29 @@ async def agenerate(model: Model, req: GenerationRequest) -> Generation:
     """
     async with _TRIO_LOCK:
         return await trio.to_thread.run_sync(generate_locked, model, req)
+
+
+def machine_lock_enabled() -> bool:
+    """The machine-wide lock is on unless ``SPECSWARM_MACHINE_LOCK=0``."""
+    return os.environ.get("SPECSWARM_MACHINE_LOCK", "1") != "0"
+
+
+def machine_lock_path(slot: int = 0) -> Path:
+    """The file every model process of this user locks while it generates in machine slot
+    ``slot`` (the same files as ``swarm/roles/base.py``'s slots)."""
+    from specswarm.model.assets import cache_dir
+
+    path = cache_dir() / ("generation.lock" if slot == 0 else f"generation.lock.{slot}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextmanager
+def hold_machine_lock(slot: int = 0) -> Iterator[None]:
+    """Hold machine slot ``slot``'s generation lock (blocking) for the duration of the block."""
+    if not machine_lock_enabled():
+        yield
+        return
+    with open(machine_lock_path(slot), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield

@@ -239,6 +239,7 @@ class OpenAIModel:
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         tokens = int(usage.get("completion_tokens") or len(text.split()))
+        seconds = _model_seconds(data.get("timings")) or seconds
         structured = schema and text.lstrip().startswith("{")
         if schema and not structured:
             log.warning(
@@ -250,6 +251,20 @@ class OpenAIModel:
         return Generation(
             text=text.strip(), tokens=tokens, seconds=seconds, model=_display(model), structured=structured
         )
+
+
+def _model_seconds(timings: object) -> float:
+    """The model's own time for an answer, queueing left out, when the server reports it
+    (llama.cpp's server and the shared model service: ``timings.prompt_ms + predicted_ms``);
+    0.0 when it does not."""
+    if not isinstance(timings, dict):
+        return 0.0
+    try:
+        return max(
+            0.0, (float(timings.get("prompt_ms") or 0) + float(timings.get("predicted_ms") or 0)) / 1000
+        )
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _display(model_id: str) -> str:

@@ -28,11 +28,9 @@ DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
 SCHEMA_NAME = "goal.schema.json"
 
 OMITTED = {"omitted": True}
-"""Field metadata: left out of the normalized spec at its default (a later field: specs without it
-normalize, and travel in run events, as before)."""
+"""Field metadata: left out of the normalized spec at its default (older specs normalize as before)."""
 Quorum = str | int | float
 """``"majority"``, ``"all"``, a count k >= 1, or a fraction in (0, 1] of the scorers."""
-
 
 # --------------------------------------------------------------------------- value objects
 
@@ -181,6 +179,8 @@ class ModelSettings:
     """openai: seconds one HTTP request may take before it counts as failed."""
     retries: int = field(default=3, metadata=OMITTED)
     """openai: how often a request is sent again after a 429, a 5xx or a dropped connection."""
+    shared: bool | None = field(default=None, metadata=OMITTED)
+    """One model service for all peers (``plan``): True; None (for now) or False: a copy each."""
     temperature: float = 0.0
     """Sampling temperature."""
     top_k: int = 1

@@ -10,7 +10,7 @@ process (the launcher restarts the whole group, or not, as it would one peer).
 
 The group file is a JSON list with one object per peer: the options of ``specswarm peer``
 (``role``, ``run_file``, ``key``, ``listen``, ``events``, ``admission``, ``join``,
-``strategy``, ``preload``, ``json_status``, ``cache``).
+``strategy``, ``preload``, ``json_status``, ``cache``, ``model_url``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from specswarm.errors import InterruptedRunError, UsageError
 from specswarm.swarm.peer import PeerConfig, peer_config, run_configs, serve, setup_logging
 
 _PATHS = ("run_file", "key", "events", "cache")
-_STRINGS = ("role", "listen", "admission", "strategy")
+_STRINGS = ("role", "listen", "admission", "strategy", "model_url")
 
 
 def read_group(path: Path) -> list[PeerConfig]:
@@ -72,6 +72,7 @@ def _config(path: Path, index: int, entry: Any) -> PeerConfig:
         preload=[Path(p) for p in lists["preload"]],
         json_status=bool(entry.get("json_status", False)),
         cache=path_of("cache"),
+        model_url=entry.get("model_url"),
     )
 
 

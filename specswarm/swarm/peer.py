@@ -14,7 +14,9 @@ InterruptedRunError (with no message) when Ctrl-C stops a peer run by hand.
 
 Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 ``SPECSWARM_MODEL_BACKEND`` (gpt4all | replay | scripted | llama | openai) and
-``SPECSWARM_MODEL_CASSETTE`` replace the model backend and cassette (of every role).
+``SPECSWARM_MODEL_CASSETTE`` replace the model backend and cassette (of every role);
+``SPECSWARM_MODEL_SHARED`` (0 or 1) replaces ``model.shared``. A peer given ``--model-url``
+asks that model service (token in ``SPECSWARM_MODEL_TOKEN``) instead of loading a model.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ class PeerConfig:
     """Status lines as JSON on stdout for the launcher (and no human lines, no rendering)."""
     cache: Path | None = None
     """The answer cache directory (``--cache``, else a ``--spec``'s ``cache:``); None: none."""
+    model_url: str | None = None
+    """The shared model service to ask (``--model-url``); None: load the role's model here."""
 
     @property
     def renders(self) -> bool:
@@ -105,20 +109,32 @@ def model_settings(spec: GoalSpec, role: str | None = None) -> ModelSettings:
     cassette = os.environ.get("SPECSWARM_MODEL_CASSETTE")
     if cassette:
         settings = dataclasses.replace(settings, cassette=Path(cassette))
+    shared = os.environ.get("SPECSWARM_MODEL_SHARED")
+    if shared in ("0", "1"):
+        settings = dataclasses.replace(settings, shared=shared == "1")
     return settings
 
 
 def role_factory(
-    role: str, strategy: str | None, cache: Path | None = None
+    role: str, strategy: str | None, cache: Path | None = None, model_url: str | None = None
 ) -> Callable[[GoalSpec], ModelRole | None]:
     """What the node calls with the run's spec once it knows the run: the role object (its
-    model behind the answer cache in ``cache``, when given)."""
+    model behind the answer cache in ``cache``, when given; ``model_url``: a client of that
+    shared model service instead of a model loaded here)."""
 
     def build(spec: GoalSpec) -> ModelRole | None:
         from specswarm.model import load_model
         from specswarm.swarm.roles import make_role
 
         settings = model_settings(spec, role)
+        if model_url:
+            from specswarm.model.load import with_cache
+            from specswarm.model.service import service_client
+
+            url = model_url
+            return make_role(
+                role, spec, lambda: with_cache(service_client(settings, url), settings, cache), strategy
+            )
         return make_role(role, spec, lambda: load_model(settings, cache), strategy)
 
     return build
@@ -141,10 +157,12 @@ def run_peer_cli(
     preload: Sequence[Path] = (),
     json_status: bool = False,
     cache: Path | None = None,
+    model_url: str | None = None,
 ) -> None:
     """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
     setup_logging()
-    _run(
+    run_configs(
+        _main,
         peer_config(
             role=role,
             spec=spec,
@@ -161,7 +179,8 @@ def run_peer_cli(
             preload=preload,
             json_status=json_status,
             cache=cache,
-        )
+            model_url=model_url,
+        ),
     )
 
 
@@ -191,6 +210,7 @@ def peer_config(
     preload: Sequence[Path] = (),
     json_status: bool = False,
     cache: Path | None = None,
+    model_url: str | None = None,
 ) -> PeerConfig:
     """The :class:`PeerConfig` of a ``specswarm peer`` command line."""
     identity = Identity.load_or_create(key) if key else Identity.generate()
@@ -221,6 +241,7 @@ def peer_config(
         preload=_read_preload(preload),
         json_status=json_status,
         cache=cache,
+        model_url=model_url,
     )
 
 
@@ -232,11 +253,6 @@ def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
         for event in read_event_log(path).events:
             events.setdefault(event.id, event)
     return tuple(events.values())
-
-
-def _run(config: PeerConfig) -> None:
-    """Run :func:`_main` under trio and raise what stopped it as one of the project's errors."""
-    run_configs(_main, config)
 
 
 def run_configs(main: Callable[[T], Awaitable[None]], arg: T) -> None:
@@ -326,7 +342,7 @@ def _node(config: PeerConfig, transport: Transport, sink: IO[str] | None) -> Nod
         run_event=config.run_event,
         admission=config.admission,
         admission_key=config.admission_key,
-        role_factory=role_factory(config.role, config.strategy, config.cache),
+        role_factory=role_factory(config.role, config.strategy, config.cache, config.model_url),
         strategy=config.strategy,
         preload=config.preload,
         sink=sink,

@@ -52,6 +52,7 @@ def peer_entry(
         "preload": preload,
         "json_status": True,
         "cache": str(p.cache) if p.cache is not None else None,
+        "model_url": p.model_url,
     }
 
 
@@ -108,6 +109,8 @@ async def _spawn(group: Sequence[PeerProc], cmd: list[str]) -> trio.Process:
     lead = group[0]
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    for p in group:
+        env.update(p.env)  # the shared model service's token (the same for every peer of a run)
     for p in group[1:]:
         p.log.write_text(f"runs in the process of {lead.name}: see {lead.log.name}\n", encoding="utf-8")
     with open(lead.log, "ab" if lead.restarts else "wb") as log:

@@ -60,6 +60,9 @@ class Seats:
     """Set by the watcher once the plan is complete: a peer that dies then stays down."""
     events: list[tuple[float, str]] = field(default_factory=list)
     """(monotonic time, what happened) for each death and restart, in order."""
+    fatal: str | None = None
+    """Set when something every peer needs is gone for good (a model service that cannot be
+    started again): the watcher stops the run with it."""
 
     def note(self, text: str) -> None:
         self.events.append((time.monotonic(), text))

@@ -81,6 +81,10 @@ class PeerProc:
     None: ``role-index``."""
     cache: Path | None = None
     """The answer cache directory it shares with the other peers (``--cache``); None: none."""
+    model_url: str | None = None
+    """The shared model service its role asks (``--model-url``); None: it loads its own."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to its environment (the model service's token)."""
 
     @property
     def addr(self) -> str:
@@ -191,6 +195,8 @@ def peer_command(
         cmd += ["--preload", str(p.events)]
     if p.cache is not None:
         cmd += ["--cache", str(p.cache)]
+    if p.model_url:
+        cmd += ["--model-url", p.model_url]
     return cmd
 
 
@@ -210,6 +216,7 @@ async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
     previous process stays readable)."""
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env.update(p.env)
     with open(p.log, "ab" if p.restarts else "wb") as log:
         if p.restarts:
             log.write(f"--- restart {p.restarts} (previous exit {p.exited}) ---\n".encode())

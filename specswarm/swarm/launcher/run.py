@@ -25,6 +25,7 @@ from specswarm.spec import GoalSpec
 from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events
 from specswarm.swarm.launcher.heal import RestartPolicy
+from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
 from specswarm.swarm.launcher.prepare import PreparedRun, prepare_run
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
@@ -76,6 +77,8 @@ class Launch:
     run: PreparedRun
     peers: list[PeerProc]
     progress: Progress
+    services: list[ServiceProc] = dataclasses.field(default_factory=list)
+    """The shared model services (one per distinct local model; none when no role shares one)."""
 
     @property
     def budget(self) -> float:
@@ -114,7 +117,13 @@ def run_plan(
     policy = RestartPolicy(enabled=request.restart)
     try:
         outcome = run_swarm(
-            launch.peers, launch.run, launch.budget, launch.progress, policy, per_process=peers_per_process
+            launch.peers,
+            launch.run,
+            launch.budget,
+            launch.progress,
+            policy,
+            launch.services,
+            per_process=peers_per_process,
         )
         finish(launch, outcome, collect_events(launch.run, launch.peers))
     finally:
@@ -132,7 +141,8 @@ def prepare(request: PlanRequest) -> Launch:
     run = prepare_run(spec, resume=request.resume, events_path=request.events_path)
     peers = build_peers(spec, run.keys.peers, run.workdir, cache)
     run.keys.save(run.keys_file)
-    launch = Launch(request, spec, run, peers, Progress(request.quiet))
+    services = share_models(spec, peers, run.workdir)
+    launch = Launch(request, spec, run, peers, Progress(request.quiet), services)
     counts = [(f.name, getattr(spec.roles, f.name).count) for f in dataclasses.fields(spec.roles)]
     declared = ", ".join(f"{role} x{count}" for role, count in counts if count)
     launch.progress.say(
@@ -161,6 +171,21 @@ def answer_cache(request: PlanRequest, spec: GoalSpec) -> Path | None:
             f"{where} {str(cache)!r}: cannot use it as the answer cache: {exc.strerror or exc}"
         ) from None
     return cache
+
+
+def share_models(spec: GoalSpec, peers: list[PeerProc], workdir: Path) -> list[ServiceProc]:
+    """The shared model services of the run; point each peer of a role they serve at its
+    service (``--model-url``, the run's token in its environment)."""
+    from specswarm.swarm.peer import model_settings
+
+    by_role = plan_services(spec, lambda role: model_settings(spec, role), workdir)
+    services = list({id(s): s for s in by_role.values()}.values())
+    for p in peers:
+        service = by_role.get(p.role)
+        if service is not None:
+            p.model_url = service.url
+            p.env.update(peer_env(services))
+    return services
 
 
 def check_launchable(spec: GoalSpec) -> None:
@@ -234,6 +259,8 @@ def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunE
             + logs
             + "\nfix the spec and start the run again"
         )
+    if outcome.status == "model lost":
+        return RunError(f"the run stopped: {outcome.reasons[0]} ({done})" + saved)
     stuck = "\n".join(f"  stuck: {r}" for r in outcome.reasons if r not in outcome.short)
     if outcome.status == "out of reach":
         return RunError(

@@ -16,8 +16,10 @@ from typing import Literal
 
 import trio
 
+from specswarm.errors import RunError
 from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
+from specswarm.swarm.launcher import models
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
 from specswarm.swarm.launcher.groups import group_command, groups_of, keep_group, peer_entry
@@ -35,7 +37,7 @@ OUT_OF_REACH_HOLD = 2.0
 """How long the plan must stay out of the live peers' reach before the run stops: the
 observer's view may lag a moment behind what the peers had published before they died."""
 
-Status = Literal["complete", "stuck", "out of reach", "peer failed", "interrupted"]
+Status = Literal["complete", "stuck", "out of reach", "peer failed", "model lost", "interrupted"]
 
 
 @dataclass
@@ -58,20 +60,27 @@ def run_swarm(
     budget: float,
     progress: Progress,
     policy: RestartPolicy | None = None,
+    services: Sequence[models.ServiceProc] = (),
     *,
     per_process: int = 1,
 ) -> Outcome:
     """Run the swarm until it converges, gets stuck or is interrupted; every peer is stopped.
+    The shared model ``services`` start first (and are kept running until the end);
     ``per_process`` > 1: that many peers share each process (:mod:`.groups`)."""
     seats = Seats(policy or RestartPolicy(), progress)
     try:
-        return trio.run(_launch, peers, run, budget, seats, per_process)
+        return trio.run(_launch, peers, run, budget, seats, services, per_process)
     except KeyboardInterrupt:  # pragma: no cover - a signal before trio installed its handlers
         return Outcome("interrupted", ["interrupted"], notes=seats.events)
 
 
 async def _launch(
-    peers: Sequence[PeerProc], run: PreparedRun, budget: float, seats: Seats, per_process: int = 1
+    peers: Sequence[PeerProc],
+    run: PreparedRun,
+    budget: float,
+    seats: Seats,
+    services: Sequence[models.ServiceProc] = (),
+    per_process: int = 1,
 ) -> Outcome:
     observer = next(p for p in peers if p.role == "observer")
     tail = LogTail(observer.events, FoldState([run.run_event]))
@@ -88,6 +97,17 @@ async def _launch(
                     return
 
             nursery.start_soon(on_signal)
+            for s in services:
+                started = time.monotonic()
+                try:
+                    await models.start(s)
+                except RunError as exc:
+                    nursery.cancel_scope.cancel()
+                    return Outcome("model lost", [str(exc)], notes=seats.events)
+                progress.say(
+                    f"{s.name} ready on {s.url} (pid {s.pids[-1]}) in {time.monotonic() - started:.1f} s"
+                )
+                nursery.start_soon(models.keep, s, seats)
             if per_process > 1:
                 for group in groups_of(peers, per_process):
                     nursery.start_soon(keep_group, group, _group_command(group, peers, run), seats)
@@ -152,6 +172,8 @@ async def _watch(
             complete_since = complete_since or now
             if _agreed(plan, peers, progress, now - complete_since > AGREE_GRACE):
                 return "complete", []
+        if seats.fatal is not None and not plan.complete:
+            return "model lost", [seats.fatal, *diagnose(plan, peers)]
         failed = next((p for p in peers if p.exited == DETERMINISTIC_EXIT), None)
         if failed is not None and not plan.complete:
             return "peer failed", [f"{failed.name} exited {failed.exited}: {last_words(failed) or '?'}"]

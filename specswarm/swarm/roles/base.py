@@ -234,7 +234,8 @@ async def machine_slot(enabled: bool = True, slots: int = 1) -> AsyncIterator[No
     """Hold one of the machine-wide generation slots: file locks shared by every peer process
     of this user, ``slots`` of them (:func:`machine_slots`). On a small machine as many
     generations as the cores hold finish sooner than more of them fighting over the cores.
-    Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models)."""
+    Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models, and for the shared model service's
+    clients: the service queues and holds these locks itself)."""
     if not enabled or os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
         yield
         return

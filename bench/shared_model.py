@@ -1,0 +1,186 @@
+"""One model copy per machine: `specswarm plan` with the shared model service against one model per
+peer, back to back on one machine.
+
+For each mode it runs `specswarm plan SPEC --report` (``SPECSWARM_MODEL_SHARED=1`` or ``=0``)
+and samples, every ``--every`` seconds, the launcher's process tree (the launcher, its peers and
+its model service): the sum of ``Pss`` from ``/proc/PID/smaps_rollup`` (shared pages of the
+mapped model file counted once over all processes, unlike RSS) and how many processes have the
+model's ``.gguf`` mapped. It prints per mode: wall time, peak total PSS, peak number of
+model-mapping processes, generated tokens and the model's own generation seconds (sum over
+peers of counters.model_tokens / model_gen_seconds: with the service, the time the service
+reports per answer, queueing left out), tokens per second, and with the service its own
+counts: requests, generations, identical requests answered once, system turns found already
+evaluated, and the seconds spent reading prompts against writing answers.
+
+    python bench/shared_model.py [--spec goals/tiny.yaml] [--modes per-peer,shared] [--repeat 1]
+    python bench/shared_model.py --scripted      # the smoke test: scripted model, service forced on
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, machine, table  # noqa: E402
+
+MODES = {"per-peer": "0", "shared": "1"}
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        kids.setdefault(ppid, []).append(int(stat.parent.name))
+    return kids
+
+
+def tree(root: int) -> list[int]:
+    """``root`` and every process below it."""
+    kids, out, todo = _children(), [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, []))
+    return out
+
+
+def pss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def maps_file(pid: int, name: str) -> bool:
+    try:
+        return name in Path(f"/proc/{pid}/maps").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+@dataclass
+class Run:
+    mode: str
+    code: int = -1
+    wall: float = 0.0
+    peak_pss_kib: int = 0
+    peak_mappers: int = 0
+    tokens: int = 0
+    gen_seconds: float = 0.0
+    generations: int = 0
+    service: dict[str, float] = field(default_factory=dict)
+    stderr_tail: str = ""
+
+
+def run_once(spec: Path, mode: str, timeout: float, every: float, scripted: bool, gguf: str) -> Run:
+    tmp = Path(tempfile.mkdtemp(prefix="specswarm-bench-shared-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
+    env["SPECSWARM_MODEL_SHARED"] = MODES[mode]
+    if scripted:
+        env["SPECSWARM_MODEL_BACKEND"] = "scripted"
+    env["TMPDIR"] = str(tmp)
+    report = tmp / "report.json"
+    cmd = [sys.executable, "-m", "specswarm", "plan", str(spec), "--report", str(report)]
+    cmd += ["--out", str(tmp / "plan.md"), "--timeout", str(timeout), "--quiet"]
+    r = Run(mode)
+    started = time.monotonic()
+    with open(tmp / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    while proc.poll() is None:
+        pids = tree(proc.pid)
+        r.peak_pss_kib = max(r.peak_pss_kib, sum(pss_kib(p) for p in pids))
+        r.peak_mappers = max(r.peak_mappers, sum(maps_file(p, gguf) for p in pids))
+        time.sleep(every)
+    r.wall = time.monotonic() - started
+    r.code = proc.returncode
+    r.stderr_tail = (tmp / "stderr.txt").read_text(errors="replace")[-1500:]
+    if report.exists():
+        rep = json.loads(report.read_text())
+        for p in rep["peers"]:
+            c = p.get("counters", {})
+            r.tokens += int(c.get("model_tokens", 0))
+            r.gen_seconds += float(c.get("model_gen_seconds", 0.0))
+            r.generations += int(c.get("model_generations", 0))
+    for log in tmp.glob("specswarm-run-*/model-service-*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith('{"event": "stopped"'):
+                stopped = json.loads(line)
+                for k in ("requests", "generated", "shared", "prefix_hits", "prompt_seconds", "gen_seconds"):
+                    r.service[k] = r.service.get(k, 0) + stopped.get(k, 0)
+    return r
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--spec", type=Path, default=REPO / "goals" / "tiny.yaml")
+    ap.add_argument("--modes", default="per-peer,shared", help="comma-separated, run in this order")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of every mode, alternating")
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--every", type=float, default=0.5, help="seconds between memory samples")
+    ap.add_argument("--scripted", action="store_true", help="the scripted model (the smoke test)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = ap.parse_args(argv)
+    from specswarm.model.assets import MODEL_FILE
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        ap.error(f"unknown mode(s) {unknown}; known: {', '.join(MODES)}")
+    print(machine())
+    model = "scripted" if args.scripted else MODEL_FILE
+    print(f"spec: {args.spec}; modes {modes} x{args.repeat}; model {model}")
+    runs = [
+        run_once(args.spec, mode, args.timeout, args.every, args.scripted, MODEL_FILE)
+        for _ in range(args.repeat)
+        for mode in modes
+    ]
+    rows = []
+    for r in runs:
+        s = r.service
+        split = f"{s['prompt_seconds']:.1f}/{s['gen_seconds'] - s['prompt_seconds']:.1f}" if s else "-"
+        rows.append(
+            {
+                "mode": r.mode,
+                "exit": r.code,
+                "wall s": f"{r.wall:.1f}",
+                "peak PSS GiB": f"{r.peak_pss_kib / 2**20:.2f}",
+                "model procs": r.peak_mappers,
+                "generations": r.generations,
+                "tokens": r.tokens,
+                "gen s": f"{r.gen_seconds:.1f}",
+                "tok/s": f"{r.tokens / r.gen_seconds:.1f}" if r.gen_seconds else "-",
+                "svc req/gen/shared/prefix": "/".join(
+                    str(int(s[k])) for k in ("requests", "generated", "shared", "prefix_hits")
+                )
+                if s
+                else "-",
+                "svc prompt/answer s": split,
+            }
+        )
+    print(table(rows))
+    for r in runs:
+        if r.code != 0:
+            print(f"\n{r.mode} exited {r.code}:\n{r.stderr_tail}")
+    if args.json:
+        args.json.write_text(json.dumps([vars(r) for r in runs], indent=1) + "\n")
+    return 0 if all(r.code == 0 for r in runs) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
