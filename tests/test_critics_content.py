@@ -684,6 +684,8 @@ def test_inputs_are_any_objects_with_title_detail_facts() -> None:
         "vagueness",
         "coverage",
         "constraints",
+        "concreteness",
+        "sizing",
     ]
     assert [c.name for c in checks] == list(cc.CHECK_NAMES)
     assert not by_name(checks)["overlap"].passed

@@ -138,3 +138,52 @@ def test_an_unvetoed_split_is_rated_by_the_model() -> None:
     assert not critics.vetoed(cs, critics.lens_named("feasibility"))
     assert critics.vetoed(cs, critics.lens_named("specificity"))  # its floor is 75
     assert critics.vetoed(checks(overlap=90))
+
+
+def test_each_lens_weighs_its_own_graded_check() -> None:
+    # the same split, one graded signal low at a time: only the lens that owns it moves much
+    base = verdicts(checks())
+    for signal, owner in (
+        ("concreteness", "specificity"),
+        ("sizing", "feasibility"),
+        ("coverage", "coverage"),
+    ):
+        seen = verdicts(checks(**{signal: 40}))
+        drop = {name: base[name][0] - seen[name][0] for name in critics.LENSES}
+        assert drop[owner] >= 10, (signal, drop)
+        assert all(drop[other] <= 3 for other in critics.LENSES if other != owner), (signal, drop)
+
+
+def test_concreteness_counts_what_a_child_names_beyond_its_parent() -> None:
+    parent = critics.Part("Visit Kyoto (4 days)", "temples and gardens", {"days": 4})
+    named = [
+        critics.Part(
+            "Fushimi Inari and Kiyomizu-dera", "Gion at dusk, 2 hours in Nishiki Market", {"days": 2}
+        ),
+        critics.Part("Arashiyama and Kinkaku-ji", "the bamboo grove, then Ryoan-ji", {"days": 2}),
+    ]
+    themes = [
+        critics.Part("Explore Kyoto's temples", "see the temples of Kyoto"),
+        critics.Part("Enjoy the gardens", "relax in the gardens"),
+    ]
+    full, thin = critics.check_concreteness(parent, named), critics.check_concreteness(parent, themes)
+    assert full.score == 100 and full.passed
+    assert thin.score == 0 and thin.passed  # soft: vagueness is the check that fails
+    assert "#1" in thin.note and "#2" in thin.note
+
+
+def test_sizing_wants_amounts_details_and_no_part_holding_most_of_the_total() -> None:
+    parent = critics.Part("Plan a week", facts={"days": 7})
+    even = [
+        critics.Part(f"Stage {k}", "what happens there, day by day, and why", {"days": d})
+        for k, d in (("A", 2), ("B", 3), ("C", 2))
+    ]
+    lopsided = [
+        critics.Part(f"Stage {k}", "what happens there, day by day, and why", {"days": d})
+        for k, d in (("A", 5), ("B", 1), ("C", 1))
+    ]
+    bare = [critics.Part("Stage A"), critics.Part("Stage B"), critics.Part("Stage C")]
+    scores = [critics.check_sizing(parent, c).score for c in (even, lopsided, bare)]
+    assert scores[0] == 100
+    assert 70 < scores[1] < 100 and "holds 71 %" in critics.check_sizing(parent, lopsided).note
+    assert scores[2] == 30  # no amount, no detail; balance has nothing to judge

@@ -25,6 +25,12 @@ constraints   yes   a declared sum / mention / forbid constraint is violated
 vagueness     no*   a child has no concrete content ("Misc", "Other things",
                     "Next steps"); *vetoes when half the children are vague
 coverage      no    the children ignore most of what the parent's *detail* says
+concreteness  no    graded: how many names (places, components) and numbers
+                    each child adds to its parent's (never fails; the
+                    specificity lens weighs it)
+sizing        no    graded: children that give an amount and a detail to act
+                    on, and no part holding most of a shared total (never
+                    fails; the feasibility lens weighs it)
 ============  ====  ===========================================================
 
 Modules: :mod:`.words` (word lists), :mod:`.quantities` (units and amounts), :mod:`.terms`
@@ -55,13 +61,19 @@ from specswarm.plan.critics.evidence import (
 )
 from specswarm.plan.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
 from specswarm.plan.critics.lenses import LENSES, Lens, lens_named
-from specswarm.plan.critics.numbers import check_facts, check_units, contradicted_facts
+from specswarm.plan.critics.numbers import check_facts, check_sizing, check_units, contradicted_facts
 from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
 from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
 from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
 from specswarm.plan.critics.titles import near_duplicate, normalize_title
 from specswarm.plan.critics.tree import relatives_in_tree
-from specswarm.plan.critics.wording import check_count, check_coverage, check_vagueness, vague_reason
+from specswarm.plan.critics.wording import (
+    check_concreteness,
+    check_count,
+    check_coverage,
+    check_vagueness,
+    vague_reason,
+)
 from specswarm.spec import Constraint, GoalSpec
 
 __all__ = [
@@ -83,12 +95,14 @@ __all__ = [
     "Term",
     "TreeItem",
     "action_of",
+    "check_concreteness",
     "check_constraints",
     "check_count",
     "check_coverage",
     "check_facts",
     "check_overlap",
     "check_repeats",
+    "check_sizing",
     "check_split",
     "check_units",
     "check_vagueness",
@@ -131,10 +145,23 @@ WEIGHTS = {
     "constraints": 1.5,
     "vagueness": 1.5,
     "coverage": 0.5,
+    "concreteness": 0.5,
+    "sizing": 0.5,
 }
 """Weight of each check in the mean score (a check of another name weighs 1.0)."""
 
-CHECK_NAMES = ("count", "overlap", "repeats", "facts", "units", "vagueness", "coverage", "constraints")
+CHECK_NAMES = (
+    "count",
+    "overlap",
+    "repeats",
+    "facts",
+    "units",
+    "vagueness",
+    "coverage",
+    "constraints",
+    "concreteness",
+    "sizing",
+)
 """The checks :func:`run_checks` returns, in this order."""
 
 
@@ -163,6 +190,8 @@ def run_checks(
         check_vagueness(children, lex=lex),
         check_coverage(parent, children),
         check_constraints(parent, children, list(constraints), level),
+        check_concreteness(parent, children, lex=lex),
+        check_sizing(parent, children),
     ]
 
 
