@@ -187,3 +187,19 @@ def test_sizing_wants_amounts_details_and_no_part_holding_most_of_the_total() ->
     assert scores[0] == 100
     assert 70 < scores[1] < 100 and "holds 71 %" in critics.check_sizing(parent, lopsided).note
     assert scores[2] == 30  # no amount, no detail; balance has nothing to judge
+
+
+def test_a_passing_split_whose_parts_touch_scores_below_one_whose_parts_are_apart() -> None:
+    parent = critics.Part("Plan a week in Italy")
+    apart = [
+        critics.Part("Rome: ancient ruins", "Colosseum at dawn"),
+        critics.Part("Florence: galleries", "Uffizi, Accademia"),
+    ]
+    touching = [
+        critics.Part("Rome: ancient ruins", "the Colosseum, then the Pantheon"),
+        critics.Part("Florence: galleries", "the Uffizi; Pantheon replicas"),
+    ]
+    a, t = critics.check_overlap(parent, apart), critics.check_overlap(parent, touching)
+    assert a.passed and t.passed  # one name shared detail-to-detail is not the same content
+    assert a.score == 100 and 60 <= t.score < 100
+    assert "Pantheon" in t.note
