@@ -352,7 +352,10 @@ def run_swarm(
     work.gen_seconds = total("model_gen_seconds")
     reused = int(total("model_reused"))
     if reused:
-        work.notes.append(f"{reused} model ratings reused from another scorer's vote (no call)")
+        work.notes.append(f"{reused} model answers reused (a same-lens rating or a repeated request)")
+    skipped = int(total("ratings_skipped"))
+    if skipped:
+        work.notes.append(f"{skipped} votes cast without a model rating (the checks decide them)")
     events = gdir / "swarm.jsonl"
     if not events.exists():
         work.notes.append("no event log written: see swarm-stderr.txt")

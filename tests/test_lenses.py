@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from specswarm.model.replay import ScriptedModel
 from specswarm.plan import critics
 from specswarm.plan.fold import fold
 from specswarm.protocol.bodies import CheckResult, Child, VoteBody, parse_body
+from specswarm.protocol.events import read_event_log
 from specswarm.spec import spec_from_mapping
 from specswarm.swarm.roles.scorer import Scorer, shared_rating
 
@@ -203,3 +205,47 @@ def test_a_passing_split_whose_parts_touch_scores_below_one_whose_parts_are_apar
     assert a.passed and t.passed  # one name shared detail-to-detail is not the same content
     assert a.score == 100 and 60 <= t.score < 100
     assert "Pantheon" in t.note
+
+
+def test_a_rating_is_asked_only_when_it_can_change_the_vote() -> None:
+    feas = critics.lens_named("feasibility")
+    # every check at 100: approved even with a rating of 0 (0.8 * 100 >= 60)
+    assert not critics.rating_decides(checks(), 0.2, 60, feas)
+    # a vetoed split: rejected whatever the model says
+    assert not critics.rating_decides(checks(overlap=90), 0.2, 60, feas)
+    # mechanically near the threshold: the rating decides
+    low = checks(**{name: 66 for name in ("vagueness", "coverage", "sizing", "concreteness")})
+    mech = critics.combine(low, lens=feas)[0]
+    assert critics.combine(low, 0, 0.2, 90, feas)[1] is False
+    assert critics.rating_decides(low, 0.2, mech - 5, feas)
+    # the weight decides how often: at 0 never, at 1 always (unless vetoed)
+    assert not critics.rating_decides(low, 0.0, mech - 5, feas)
+    assert critics.rating_decides(checks(), 1.0, 60, feas)
+
+
+def test_a_scorer_does_not_spend_a_generation_on_a_vote_the_checks_decide() -> None:
+    # the committed example run (docs/examples): today's checks approve some of its splits
+    evs = read_event_log(Path(__file__).parent.parent / "docs" / "examples" / "japan-events.jsonl").events
+    plan = fold(evs)
+    spec = plan.spec
+    assert spec is not None
+    lens = critics.lens_named("coverage")
+
+    def mechanical(n: Any, p: Any) -> tuple[int, bool]:
+        relatives = critics.relatives_in_tree(plan.nodes, n.id)
+        return critics.combine(critics.check_split(spec, n, p.children, n.depth, relatives), lens=lens)
+
+    # a proposal of that run that today's checks approve through this lens, well
+    # above the threshold: a rating of 0 would not reject it
+    n, target = max(
+        ((n, p) for n in plan.nodes.values() for p in n.proposals if mechanical(n, p)[1]),
+        key=lambda np: mechanical(*np)[0],
+    )
+    assert mechanical(n, target)[0] * 0.8 >= spec.tree.approve_threshold
+    pending = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == target.id)])
+    node = _FakeNode(pending)
+    model = ScriptedModel(lambda req: "Score: 10")
+    trio.run(Scorer(lambda: model, "coverage").act, node, pending)
+    vote = next(v for v in node.published if v.proposal == target.id)
+    assert vote.approve and vote.model_score is None and model.calls == []
+    assert node.counters.ratings_skipped >= 1

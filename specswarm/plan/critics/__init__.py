@@ -121,6 +121,7 @@ __all__ = [
     "normalize_title",
     "numeric",
     "parse_quantities",
+    "rating_decides",
     "relatives_in_tree",
     "run_checks",
     "split_boilerplate",
@@ -245,6 +246,20 @@ def combine(
     )
     final = clamp(score)
     return final, final >= approve_threshold and not vetoed(checks, lens)
+
+
+def rating_decides(
+    checks: Sequence[Check], model_weight: float, approve_threshold: float = 60.0, lens: Lens | None = None
+) -> bool:
+    """Whether a model rating could change the verdict of these checks: False when a hard check
+    or a floor vetoes anyway, or when the mechanical score approves even with a rating of 0 or
+    rejects even with 100. A scorer spends a generation only when it can (at the default weight,
+    0.2, only on a split near the threshold)."""
+    if model_weight <= 0 or vetoed(checks, lens):
+        return False
+    low = combine(checks, 0, model_weight, approve_threshold, lens)[1]
+    high = combine(checks, 100, model_weight, approve_threshold, lens)[1]
+    return low != high
 
 
 def vetoed(checks: Sequence[Check], lens: Lens | None = None) -> bool:
