@@ -720,3 +720,35 @@ def test_stem_is_consistent() -> None:
         ("weddings", "wedding"),
     ]:
         assert cc.stem(a) == cc.stem(b), (a, b)
+
+
+def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> None:
+    root = cc.Relative(
+        "Write a software specification for a command-line todo-list app with sync", "ancestor"
+    )
+    stages = [
+        cc.Relative(t, "sibling", depth=1, parent_title=root.title)
+        for t in ("User Workflow Overview", "Syncing Tasks", "Command Line Interface (CLI)")
+    ]
+    parent = P("Conflict Resolution")
+    bad = cc.check_repeats(
+        parent,
+        [P("Conflict Resolution Mechanism"), P("Syncing Tasks"), P("Conflict Resolution Process")],
+        [root, *stages],
+        parent_depth=1,
+    )
+    assert not bad.passed and bad.score == 0
+    assert "restates its parent" in bad.note and "'mechanism'" in bad.note
+    # a root stage's very title, though every word of it is the root's context ("sync", "tasks")
+    assert 'repeats the root stage "Syncing Tasks" (the same title)' in bad.note
+    good = cc.check_repeats(
+        parent,
+        [
+            P("Three-way merge of task files"),
+            P("Conflict markers in tasks.json"),
+            P("Conflict Resolution Tests"),
+        ],
+        [root, *stages],
+        parent_depth=1,
+    )
+    assert good.passed, good.note  # "tests" is a part of it, not a generic head

@@ -29,7 +29,11 @@ from specswarm.plan.critics.items import (
     join_words,
     label,
 )
-from specswarm.plan.critics.terms import Lexicon, extract_terms
+from specswarm.plan.critics.terms import Lexicon, extract_terms, stem
+from specswarm.plan.critics.titles import normalize_title
+from specswarm.plan.critics.words import RESTATING
+
+_RESTATING = frozenset(stem(w) for w in RESTATING)
 
 
 def split_boilerplate(children: Sequence[Item], lex: Lexicon) -> set[str]:
@@ -208,6 +212,12 @@ def repeating(
                 where = f'{where} "{a.title}"' if a is chain[0] else where
                 hit = f"repeats {where}: it adds nothing to it"
                 break
+            if a is chain[0] and akeys and akeys < ckeys and ckeys - akeys <= _RESTATING:
+                # all of the parent's words and a generic head: "Conflict Resolution Mechanism"
+                # under "Conflict Resolution", "Task Storage Overview" under "Task Storage"
+                extra = join_words(sorted(ckeys - akeys))
+                hit = f'restates its parent "{a.title}" (only {extra!r} added): name a part of it'
+                break
         if hit is None:
             cterms = strip_terms(item_terms(child, lex), drop)
             anchor = inherited + _name_keys([child.title], lex)
@@ -223,6 +233,13 @@ def repeating(
             if best is not None:
                 r = others[best[1]]
                 hit = f"repeats {_where(r, depth)} (same {join_words(best[2].shared)})"
+        if hit is None:
+            # the very title of a node planned elsewhere (a root stage planned again under
+            # another stage: "Syncing Tasks" under "Conflict Resolution"), whatever the words
+            # the tree's context shares
+            same = next((r for r in others if normalize_title(r.title) == normalize_title(child.title)), None)
+            if same is not None:
+                hit = f"repeats {_where(same, depth)} (the same title)"
         if hit:
             problems.append((i, hit))
     return problems
