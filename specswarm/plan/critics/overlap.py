@@ -237,9 +237,9 @@ def repeating(
             # the very title of a node planned elsewhere (a root stage planned again under
             # another stage: "Syncing Tasks" under "Conflict Resolution"), whatever the words
             # the tree's context shares
-            same = next((r for r in others if normalize_title(r.title) == normalize_title(child.title)), None)
-            if same is not None:
-                hit = f"repeats {_where(same, depth)} (the same title)"
+            twin = next((r for r in others if normalize_title(r.title) == normalize_title(child.title)), None)
+            if twin is not None:
+                hit = f"repeats {_where(twin, depth)} (the same title)"
         if hit:
             problems.append((i, hit))
     return problems
