@@ -752,3 +752,20 @@ def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> No
         parent_depth=1,
     )
     assert good.passed, good.note  # "tests" is a part of it, not a generic head
+
+
+def test_a_declared_sum_decides_over_a_quantity_in_the_parents_title() -> None:
+    # "a one-day conference" prepared over 26 weeks: the weeks are the spec's sum, not the day
+    root = P("Organize a one-day technical conference for 200 people")
+    kids = [
+        cc.Part("Venue", facts={"weeks": 3}),
+        cc.Part("Speakers", facts={"weeks": 8}),
+        cc.Part("Sponsors", facts={"weeks": 15}),
+    ]
+    assert not cc.check_facts(root, kids).passed  # no constraint: the title bounds the parts
+    assert cc.check_facts(root, kids, ["weeks"]).passed
+    assert cc.check_facts(root, kids, ["budget_eur"]).passed is False  # another dimension
+    # a title quantity of a dimension no constraint sums still bounds: "(4 days)" with hours
+    kyoto = P("Visit Kyoto (4 days)")
+    parts = [cc.Part("Temples", facts={"days": 3}), cc.Part("Gardens", facts={"days": 3})]
+    assert not cc.check_facts(kyoto, parts, ["budget_eur"]).passed

@@ -182,15 +182,17 @@ def run_checks(
     number of ancestors among ``relatives``), which decides which constraints apply."""
     lex = lexicon_of(parent, children, relatives)
     level = depth if depth is not None else sum(1 for r in relatives if r.relation == "ancestor")
+    constraints = list(constraints)
+    summed = [str(c.field) for c in constraints_for(constraints, level) if c.kind == "sum" and c.field]
     return [
         check_count(children, min_children, max_children),
         check_overlap(parent, children, relatives, lex=lex),
         check_repeats(parent, children, relatives, parent_depth=level, lex=lex),
-        check_facts(parent, children),
+        check_facts(parent, children, summed),
         check_units(children),
         check_vagueness(children, lex=lex),
         check_coverage(parent, children),
-        check_constraints(parent, children, list(constraints), level),
+        check_constraints(parent, children, constraints, level),
         check_concreteness(parent, children, lex=lex),
         check_sizing(parent, children),
     ]

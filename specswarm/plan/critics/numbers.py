@@ -34,11 +34,14 @@ TIME_UNITS = frozenset({"minutes", "hours", "days", "nights", "weeks", "months"}
 """Units of a schedule: a part given none of it is no part (an amount of money may be 0)."""
 
 
-def check_facts(parent: Item, children: Sequence[Item]) -> Check:
+def check_facts(parent: Item, children: Sequence[Item], declared: Sequence[str] = ()) -> Check:
     """Numbers that add up: every additive numeric fact of the parent (``days: 4``,
     ``budget_eur: 2000``) must be declared by every child, and the children's values must add
     up to the parent's. A parent with no such fact but a quantity in its title ("Visit Kyoto
-    (4 days)") is checked against what the children state, when they all state it."""
+    (4 days)") is checked against what the children state, when they all state it -- unless
+    the spec declares a ``sum`` for a fact of that unit at this level (``declared``: the
+    fields): then the constraint says what the parts add up to, and the title's quantity is
+    something else ("a one-day conference" prepared over 26 weeks)."""
     problems: list[str] = []
     checked: list[str] = []
     for key, value in parent.facts.items():
@@ -78,9 +81,12 @@ def check_facts(parent: Item, children: Sequence[Item]) -> Check:
             )
     if not checked:
         # no declared fact: a quantity in the parent's title still bounds what children state
+        summed = {u for u in (fact_unit(f) for f in declared) if u is not None}
         for q in parse_quantities(parent.title):
             if q.low != q.high:
                 continue
+            if any(convert(1.0, q.unit, u) is not None for u in summed):
+                continue  # a declared sum of this dimension decides (check_constraints)
             stated = [x for x in (_stated(c, q.unit) for c in children) if x is not None]
             if not stated:
                 continue
