@@ -352,7 +352,10 @@ def run_swarm(
     work.gen_seconds = total("model_gen_seconds")
     reused = int(total("model_reused"))
     if reused:
-        work.notes.append(f"{reused} model ratings reused from another scorer's vote (no call)")
+        work.notes.append(f"{reused} model answers reused (a same-lens rating or a repeated request)")
+    skipped = int(total("ratings_skipped"))
+    if skipped:
+        work.notes.append(f"{skipped} votes cast without a model rating (the checks decide them)")
     events = gdir / "swarm.jsonl"
     if not events.exists():
         work.notes.append("no event log written: see swarm-stderr.txt")
@@ -718,6 +721,69 @@ def tree_json(tree: QTree | None) -> list[dict[str, Any]]:
     ]
 
 
+def tree_from_json(rows: Sequence[Mapping[str, Any]]) -> QTree | None:
+    """The inverse of :func:`tree_json` (None for an empty list: no tree)."""
+    if not rows:
+        return None
+    nodes = {
+        r["id"]: QNode(
+            r["id"],
+            r["parent"],
+            r["title"],
+            r.get("detail", ""),
+            r.get("depth", 0),
+            not r.get("children"),
+            dict(r.get("facts", {})),
+            tuple(r.get("children", ())),
+            r.get("result"),
+        )
+        for r in rows
+    }
+    return QTree(nodes, rows[0]["id"])
+
+
+def recorded_baselines(gdir: Path, progress: Progress) -> tuple[list[SystemRun], str] | None:
+    """The one-shot and single-agent runs of an earlier ``bench/quality.py`` run of this goal
+    (its metrics.json and trees.json in ``gdir``), re-scored by today's metric code; None when
+    that directory has none. Also the model they named."""
+    metrics, trees = gdir / "metrics.json", gdir / "trees.json"
+    if not (metrics.exists() and trees.exists()):
+        return None
+    m = json.loads(metrics.read_text(encoding="utf-8"))
+    t = json.loads(trees.read_text(encoding="utf-8"))
+    runs = []
+    for name in ("one-shot", "single-agent"):
+        sys_m = m["systems"].get(name)
+        if sys_m is None:
+            return None
+        work = Work(
+            sys_m["calls"],
+            sys_m["generations"],
+            sys_m["tokens"],
+            sys_m["generation_seconds"],
+            sys_m["wall_seconds"],
+            sys_m["exit_code"],
+            sys_m["delivered"],
+            [*sys_m.get("notes", []), f"recorded in an earlier run ({gdir}), not run again"],
+        )
+        info = {
+            k: v
+            for k, v in sys_m.items()
+            if k
+            in (
+                "strategy",
+                "swarm_tokens",
+                "context_cap",
+                "prompt_tokens_estimate",
+                "max_tokens",
+                "cut_at_cap",
+            )
+        }
+        runs.append(SystemRun(name, tree_from_json(t.get(name, [])), work, info=info))
+    progress.say(f"{m.get('goal', '?')}: baselines recorded in {gdir}, not run again")
+    return runs, str(m.get("model", "?"))
+
+
 @dataclass
 class SystemRun:
     name: str
@@ -757,7 +823,14 @@ class SystemRun:
 
 
 def run_goal(
-    spec_path: Path, out: Path, *, scripted: bool, timeout: float | None, progress: Progress, used: set[str]
+    spec_path: Path,
+    out: Path,
+    *,
+    scripted: bool,
+    timeout: float | None,
+    progress: Progress,
+    used: set[str],
+    baselines_from: Path | None = None,
 ) -> tuple[Any, list[SystemRun], Path]:
     from specswarm.model import load_model
     from specswarm.spec import load_spec
@@ -783,18 +856,23 @@ def run_goal(
         swarm.revisions = revision_outcomes(plan)
 
     settings = spec.model
-    if scripted:
-        from specswarm.model import ScriptedModel
-
-        model: Any = ScriptedModel(scripted_one_shot)
+    recorded = recorded_baselines(baselines_from / gdir.name, progress) if baselines_from else None
+    if recorded is not None:
+        (one, single), model_name = recorded
     else:
-        model = load_model(settings)
-    tree1, work1, info1 = run_one_shot(spec, model, work.tokens, gdir, progress)
-    one = SystemRun("one-shot", tree1, work1, info=info1)
-    progress.say(f"{spec.name}: one-shot done: {work1.wall:.0f} s, {work1.tokens} tokens")
-    tree2, work2, _ = run_single_agent(spec, model, gdir, progress)
-    single = SystemRun("single-agent", tree2, work2, info={"strategy": spec.strategy_for(0)})
-    progress.say(f"{spec.name}: single agent done: {work2.wall:.0f} s, {work2.calls} calls")
+        if scripted:
+            from specswarm.model import ScriptedModel
+
+            model: Any = ScriptedModel(scripted_one_shot)
+        else:
+            model = load_model(settings)
+        model_name = getattr(model, "name", "?")
+        tree1, work1, info1 = run_one_shot(spec, model, work.tokens, gdir, progress)
+        one = SystemRun("one-shot", tree1, work1, info=info1)
+        progress.say(f"{spec.name}: one-shot done: {work1.wall:.0f} s, {work1.tokens} tokens")
+        tree2, work2, _ = run_single_agent(spec, model, gdir, progress)
+        single = SystemRun("single-agent", tree2, work2, info={"strategy": spec.strategy_for(0)})
+        progress.say(f"{spec.name}: single agent done: {work2.wall:.0f} s, {work2.calls} calls")
 
     runs = [swarm, one, single]
     for run in runs:
@@ -805,7 +883,7 @@ def run_goal(
             {
                 "goal": spec.goal,
                 "spec": str(spec_path),
-                "model": getattr(model, "name", "?"),
+                "model": model_name,
                 "constraints": [c.to_json() for c in constraints],
                 "systems": {r.name: r.to_json() for r in runs},
             },
@@ -904,6 +982,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scripted", action="store_true", help="the scripted test model (fast smoke run)")
     ap.add_argument("--out", type=Path, default=None, help="artefacts here (default: a new temp dir)")
     ap.add_argument("--timeout", type=float, default=None, help="swarm timeout s (default: the spec's)")
+    ap.add_argument(
+        "--baselines-from",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="reuse the one-shot and single-agent runs an earlier run left in DIR (its --out), "
+        "re-scored by today's metrics; only the swarm runs again (their wall times are from then)",
+    )
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="specswarm-quality-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -934,7 +1020,13 @@ def main(argv: list[str] | None = None) -> int:
     for spec_path in args.goals:
         try:
             spec, runs, gdir = run_goal(
-                spec_path, out, scripted=args.scripted, timeout=args.timeout, progress=progress, used=used
+                spec_path,
+                out,
+                scripted=args.scripted,
+                timeout=args.timeout,
+                progress=progress,
+                used=used,
+                baselines_from=args.baselines_from,
             )
         except KeyboardInterrupt:
             progress.say(f"interrupted; artefacts so far in {out}")

@@ -133,3 +133,31 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
     spec = load_spec(REPO / "goals" / "tiny.yaml")
     root_prompt = calls[0]["prompt"]  # the swarm's decompose prompt: its first strategy, the context
     assert f"by {spec.strategy_for(0)}" in root_prompt and spec.context in root_prompt, root_prompt
+
+    # --baselines-from: only the swarm runs again; the baselines come back re-scored, the same
+    again = tmp_path / "again"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "quality.py"),
+            "--scripted",
+            "--goals",
+            str(REPO / "goals" / "tiny.yaml"),
+            "--out",
+            str(again),
+            "--baselines-from",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "baselines recorded in" in proc.stderr and "one-shot done" not in proc.stderr
+    reused = _strict_json(again / "tiny" / "metrics.json")["systems"]
+    for name in ("one-shot", "single-agent"):
+        assert reused[name]["metrics"] == systems[name]["metrics"], name
+        assert reused[name]["wall_seconds"] == systems[name]["wall_seconds"]
+        assert any("not run again" in note for note in reused[name]["notes"])
+    assert not (again / "tiny" / "single-agent.jsonl").exists()

@@ -76,6 +76,8 @@ def checks_of(children: list[Child]) -> dict[str, Check]:
         "vagueness",
         "coverage",
         "constraints",
+        "concreteness",
+        "sizing",
     )
     return {c.name: c for c in found}
 

@@ -684,6 +684,8 @@ def test_inputs_are_any_objects_with_title_detail_facts() -> None:
         "vagueness",
         "coverage",
         "constraints",
+        "concreteness",
+        "sizing",
     ]
     assert [c.name for c in checks] == list(cc.CHECK_NAMES)
     assert not by_name(checks)["overlap"].passed
@@ -718,3 +720,52 @@ def test_stem_is_consistent() -> None:
         ("weddings", "wedding"),
     ]:
         assert cc.stem(a) == cc.stem(b), (a, b)
+
+
+def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> None:
+    root = cc.Relative(
+        "Write a software specification for a command-line todo-list app with sync", "ancestor"
+    )
+    stages = [
+        cc.Relative(t, "sibling", depth=1, parent_title=root.title)
+        for t in ("User Workflow Overview", "Syncing Tasks", "Command Line Interface (CLI)")
+    ]
+    parent = P("Conflict Resolution")
+    bad = cc.check_repeats(
+        parent,
+        [P("Conflict Resolution Mechanism"), P("Syncing Tasks"), P("Conflict Resolution Process")],
+        [root, *stages],
+        parent_depth=1,
+    )
+    assert not bad.passed and bad.score == 0
+    assert "restates its parent" in bad.note and "'mechanism'" in bad.note
+    # a root stage's very title, though every word of it is the root's context ("sync", "tasks")
+    assert 'repeats the root stage "Syncing Tasks" (the same title)' in bad.note
+    good = cc.check_repeats(
+        parent,
+        [
+            P("Three-way merge of task files"),
+            P("Conflict markers in tasks.json"),
+            P("Conflict Resolution Tests"),
+        ],
+        [root, *stages],
+        parent_depth=1,
+    )
+    assert good.passed, good.note  # "tests" is a part of it, not a generic head
+
+
+def test_a_declared_sum_decides_over_a_quantity_in_the_parents_title() -> None:
+    # "a one-day conference" prepared over 26 weeks: the weeks are the spec's sum, not the day
+    root = P("Organize a one-day technical conference for 200 people")
+    kids = [
+        cc.Part("Venue", facts={"weeks": 3}),
+        cc.Part("Speakers", facts={"weeks": 8}),
+        cc.Part("Sponsors", facts={"weeks": 15}),
+    ]
+    assert not cc.check_facts(root, kids).passed  # no constraint: the title bounds the parts
+    assert cc.check_facts(root, kids, ["weeks"]).passed
+    assert cc.check_facts(root, kids, ["budget_eur"]).passed is False  # another dimension
+    # a title quantity of a dimension no constraint sums still bounds: "(4 days)" with hours
+    kyoto = P("Visit Kyoto (4 days)")
+    parts = [cc.Part("Temples", facts={"days": 3}), cc.Part("Gardens", facts={"days": 3})]
+    assert not cc.check_facts(kyoto, parts, ["budget_eur"]).passed

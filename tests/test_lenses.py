@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from specswarm.model.replay import ScriptedModel
 from specswarm.plan import critics
 from specswarm.plan.fold import fold
 from specswarm.protocol.bodies import CheckResult, Child, VoteBody, parse_body
+from specswarm.protocol.events import read_event_log
 from specswarm.spec import spec_from_mapping
 from specswarm.swarm.roles.scorer import Scorer, shared_rating
 
@@ -138,3 +140,112 @@ def test_an_unvetoed_split_is_rated_by_the_model() -> None:
     assert not critics.vetoed(cs, critics.lens_named("feasibility"))
     assert critics.vetoed(cs, critics.lens_named("specificity"))  # its floor is 75
     assert critics.vetoed(checks(overlap=90))
+
+
+def test_each_lens_weighs_its_own_graded_check() -> None:
+    # the same split, one graded signal low at a time: only the lens that owns it moves much
+    base = verdicts(checks())
+    for signal, owner in (
+        ("concreteness", "specificity"),
+        ("sizing", "feasibility"),
+        ("coverage", "coverage"),
+    ):
+        seen = verdicts(checks(**{signal: 40}))
+        drop = {name: base[name][0] - seen[name][0] for name in critics.LENSES}
+        assert drop[owner] >= 10, (signal, drop)
+        assert all(drop[other] <= 3 for other in critics.LENSES if other != owner), (signal, drop)
+
+
+def test_concreteness_counts_what_a_child_names_beyond_its_parent() -> None:
+    parent = critics.Part("Visit Kyoto (4 days)", "temples and gardens", {"days": 4})
+    named = [
+        critics.Part(
+            "Fushimi Inari and Kiyomizu-dera", "Gion at dusk, 2 hours in Nishiki Market", {"days": 2}
+        ),
+        critics.Part("Arashiyama and Kinkaku-ji", "the bamboo grove, then Ryoan-ji", {"days": 2}),
+    ]
+    themes = [
+        critics.Part("Explore Kyoto's temples", "see the temples of Kyoto"),
+        critics.Part("Enjoy the gardens", "relax in the gardens"),
+    ]
+    full, thin = critics.check_concreteness(parent, named), critics.check_concreteness(parent, themes)
+    assert full.score == 100 and full.passed
+    assert thin.score == 0 and thin.passed  # soft: vagueness is the check that fails
+    assert "#1" in thin.note and "#2" in thin.note
+
+
+def test_sizing_wants_amounts_details_and_no_part_holding_most_of_the_total() -> None:
+    parent = critics.Part("Plan a week", facts={"days": 7})
+    even = [
+        critics.Part(f"Stage {k}", "what happens there, day by day, and why", {"days": d})
+        for k, d in (("A", 2), ("B", 3), ("C", 2))
+    ]
+    lopsided = [
+        critics.Part(f"Stage {k}", "what happens there, day by day, and why", {"days": d})
+        for k, d in (("A", 5), ("B", 1), ("C", 1))
+    ]
+    bare = [critics.Part("Stage A"), critics.Part("Stage B"), critics.Part("Stage C")]
+    scores = [critics.check_sizing(parent, c).score for c in (even, lopsided, bare)]
+    assert scores[0] == 100
+    assert 70 < scores[1] < 100 and "holds 71 %" in critics.check_sizing(parent, lopsided).note
+    assert scores[2] == 30  # no amount, no detail; balance has nothing to judge
+
+
+def test_a_passing_split_whose_parts_touch_scores_below_one_whose_parts_are_apart() -> None:
+    parent = critics.Part("Plan a week in Italy")
+    apart = [
+        critics.Part("Rome: ancient ruins", "Colosseum at dawn"),
+        critics.Part("Florence: galleries", "Uffizi, Accademia"),
+    ]
+    touching = [
+        critics.Part("Rome: ancient ruins", "the Colosseum, then the Pantheon"),
+        critics.Part("Florence: galleries", "the Uffizi; Pantheon replicas"),
+    ]
+    a, t = critics.check_overlap(parent, apart), critics.check_overlap(parent, touching)
+    assert a.passed and t.passed  # one name shared detail-to-detail is not the same content
+    assert a.score == 100 and 60 <= t.score < 100
+    assert "Pantheon" in t.note
+
+
+def test_a_rating_is_asked_only_when_it_can_change_the_vote() -> None:
+    feas = critics.lens_named("feasibility")
+    # every check at 100: approved even with a rating of 0 (0.8 * 100 >= 60)
+    assert not critics.rating_decides(checks(), 0.2, 60, feas)
+    # a vetoed split: rejected whatever the model says
+    assert not critics.rating_decides(checks(overlap=90), 0.2, 60, feas)
+    # mechanically near the threshold: the rating decides
+    low = checks(**{name: 66 for name in ("vagueness", "coverage", "sizing", "concreteness")})
+    mech = critics.combine(low, lens=feas)[0]
+    assert critics.combine(low, 0, 0.2, 90, feas)[1] is False
+    assert critics.rating_decides(low, 0.2, mech - 5, feas)
+    # the weight decides how often: at 0 never, at 1 always (unless vetoed)
+    assert not critics.rating_decides(low, 0.0, mech - 5, feas)
+    assert critics.rating_decides(checks(), 1.0, 60, feas)
+
+
+def test_a_scorer_does_not_spend_a_generation_on_a_vote_the_checks_decide() -> None:
+    # the committed example run (docs/examples): today's checks approve some of its splits
+    evs = read_event_log(Path(__file__).parent.parent / "docs" / "examples" / "japan-events.jsonl").events
+    plan = fold(evs)
+    spec = plan.spec
+    assert spec is not None
+    lens = critics.lens_named("coverage")
+
+    def mechanical(n: Any, p: Any) -> tuple[int, bool]:
+        relatives = critics.relatives_in_tree(plan.nodes, n.id)
+        return critics.combine(critics.check_split(spec, n, p.children, n.depth, relatives), lens=lens)
+
+    # a proposal of that run that today's checks approve through this lens, well
+    # above the threshold: a rating of 0 would not reject it
+    n, target = max(
+        ((n, p) for n in plan.nodes.values() for p in n.proposals if mechanical(n, p)[1]),
+        key=lambda np: mechanical(*np)[0],
+    )
+    assert mechanical(n, target)[0] * 0.8 >= spec.tree.approve_threshold
+    pending = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == target.id)])
+    node = _FakeNode(pending)
+    model = ScriptedModel(lambda req: "Score: 10")
+    trio.run(Scorer(lambda: model, "coverage").act, node, pending)
+    vote = next(v for v in node.published if v.proposal == target.id)
+    assert vote.approve and vote.model_score is None and model.calls == []
+    assert node.counters.ratings_skipped >= 1

@@ -484,6 +484,7 @@ def test_a_swarm_on_a_schema_model_votes_name_it_and_counts_show_the_json_path()
             return Generation(text, 1, 0.0, "json-scripted", structured=req.schema is not None)
 
     spec = swarm_spec(decomposers=2, scorers=3, executors=2)
+    spec["model"]["model_weight"] = 0.5  # every unvetoed split rated: the score path is exercised
     digest, swarm, _ = trio.run(lambda: run_local(spec, lambda: JsonScripted(name="json-scripted"), seed=3))
     node = next(iter(swarm.nodes.values()))
     votes = [e.body for e in node.state.events() if e.kind == "vote"]

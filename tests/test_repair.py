@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from specswarm.model import Child, GenerationRequest, ScriptedModel, TaskCounts, decompose
 from specswarm.plan.critics import Part, Relative, check_facts, check_overlap, check_repeats, check_units
 from specswarm.plan.critics.repair import merge_children, repair_split
@@ -97,7 +99,8 @@ GOOD = (
     "- Osaka: Dotonbori (days: 3)"
 )
 OTHER = (
-    "- Hokkaido: Sapporo and Otaru (days: 5)\n- Tokyo: Shinjuku (days: 5)\n- Kyoto: Fushimi Inari (days: 4)"
+    "- Hokkaido: Sapporo and Otaru (days: 5)\n- Hiroshima: Peace Park (days: 5)\n"
+    "- Nagano: Jigokudani (days: 4)"
 )
 
 
@@ -126,12 +129,48 @@ def test_a_split_already_on_the_table_is_asked_for_again_another_way() -> None:
         proposed=on_table,
         strategies=("geography", "activity", "days"),
     )
-    assert [c.title for c in kids] == ["Hokkaido", "Tokyo", "Kyoto"]
+    assert [c.title for c in kids] == ["Hokkaido", "Hiroshima", "Nagano"]
     assert counts.varied == 1 and len(rec.requests) == 2
     again = rec.requests[1].prompt
     # the second request is the refine prompt: another strategy, the first answer, the reason
     assert "by geography" not in again and ("by activity" in again or "by days" in again)
-    assert "Previous split" in again and "proposed already" in again
+    assert "Previous split" in again and "already proposed" in again
+
+
+@pytest.mark.parametrize(
+    ("table", "asked_again"),
+    [
+        # two of the three parts a rival already has: a near copy, asked for another way
+        (["Tokyo", "Kyoto", "Hokkaido", "Nara"], True),
+        # the rival's parts in other words are still the same parts
+        (["Tokyo (Tokyo)", "The Kyoto", "Sapporo"], True),
+        # one shared city of three is a rival, not a copy
+        (["Tokyo", "Hiroshima", "Nagano"], False),
+    ],
+)
+def test_a_near_copy_of_a_rival_split_is_asked_for_again(table: list[str], asked_again: bool) -> None:
+    rec = Recorder(GOOD, OTHER)
+    counts = TaskCounts()
+    kids = decompose(
+        rec.model,
+        spec_of(),
+        ROOT,
+        [],
+        [],
+        "geography",
+        [],
+        counts=counts,
+        relatives=[],
+        proposed=[[kid(t, "", 3) for t in table]],
+        rivals=[[kid(t, "", 3) for t in table]],
+        strategies=("geography", "activity", "days"),
+    )
+    assert counts.varied == int(asked_again) and len(rec.requests) == 1 + int(asked_again)
+    assert [c.title for c in kids] == (
+        ["Hokkaido", "Hiroshima", "Nagano"] if asked_again else ["Tokyo", "Kyoto", "Osaka"]
+    )
+    if asked_again:
+        assert "already proposed for this goal by a rival" in rec.requests[1].prompt
 
 
 def test_when_the_second_way_is_no_better_the_first_split_is_kept() -> None:

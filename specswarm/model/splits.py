@@ -25,6 +25,7 @@ from specswarm.plan.critics import (
     constraints_for,
     critique,
     is_additive,
+    near_duplicate,
     normalize_title,
     vetoed,
 )
@@ -113,7 +114,8 @@ class Verdict:
     """How a decomposer's own split fares against the scorers' checks."""
 
     ok: bool
-    """No hard check fails and the split is not one already proposed."""
+    """No hard check fails and the split does not copy one already proposed (half its parts
+    or more: :func:`copied_parts`)."""
     rank: tuple[int, int, int]
     """(not a repeat, no veto, mechanical score): higher is better."""
     problems: list[str]
@@ -126,19 +128,39 @@ def self_check(
     children: Sequence[Child],
     relatives: Sequence[Relative],
     proposed: Sequence[Sequence[Child]],
+    rivals: Sequence[Sequence[Child]] = (),
 ) -> Verdict:
-    """Check a split as the scorers will: hard checks, and whether it repeats one of
-    ``proposed`` (the splits of this node already on the table)."""
+    """Check a split as the scorers will: hard checks, whether it repeats one of ``proposed``
+    (the splits of this node already on the table) word for word, and whether it copies half
+    of one of ``rivals`` (the splits other decomposers proposed for it: :func:`copied_parts`;
+    a revision may keep most of its own earlier parts)."""
     checks = check_split(spec, node, children, node.depth, relatives=relatives)
     score, _ = combine(checks, approve_threshold=spec.tree.approve_threshold)
     mine = sorted(normalize_title(c.title) for c in children)
-    repeat = any(sorted(normalize_title(c.title) for c in p) == mine for p in proposed)
+    exact = any(sorted(normalize_title(c.title) for c in p) == mine for p in proposed)
+    copied = max((copied_parts(children, p) for p in rivals), key=len, default=[])
+    near = len(copied) * 2 >= len(children) and len(copied) >= min(2, len(children))
+    repeat = exact or near
     veto = vetoed(checks)
     # the critique of the failed hard checks, read from the checks (not re-parsed from text)
     problems = critique([c for c in checks if c.name in HARD_CHECKS]).splitlines()
-    if repeat:
-        problems.append("repeats: this split was proposed already; split the goal another way")
+    if exact:
+        problems.append("repeats: this split was already proposed; split the goal another way")
+    elif near:
+        shown = "; ".join(f'"{t}"' for t in copied[:4])
+        problems.append(
+            f"repeats: {len(copied)} of these {len(children)} parts are already proposed for this "
+            f"goal by a rival ({shown}): split it another way, by a different criterion"
+        )
     return Verdict(not veto and not repeat, (int(not repeat), int(not veto), score), problems)
+
+
+def copied_parts(children: Sequence[Child], other: Sequence[Child]) -> list[str]:
+    """The titles of ``children`` that a child of ``other`` (a rival split of the same node)
+    already has, word for word or nearly (:func:`~specswarm.plan.critics.near_duplicate`).
+    A split with half its parts copied is no rival: a ranked ballot between the two compares
+    nothing (the greedy model, given two strategies, often writes the same parts)."""
+    return [c.title for c in children if any(near_duplicate(c.title, o.title) for o in other)]
 
 
 def split_constraints(spec: GoalSpec, node: Subject) -> list[Constraint]:

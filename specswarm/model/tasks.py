@@ -265,6 +265,7 @@ def decompose(
     counts: TaskCounts | None = None,
     relatives: Sequence[Relative] | None = None,
     proposed: Sequence[Sequence[Child]] = (),
+    rivals: Sequence[Sequence[Child]] = (),
     strategies: Sequence[str] = (),
 ) -> list[Child]:
     """Propose children for ``node`` (the ``refine`` template with ``critiques`` or ``previous``,
@@ -272,7 +273,8 @@ def decompose(
 
     With ``relatives`` (the rest of the tree) the split is checked as the scorers will check it:
     overlapping children are merged and repeating ones dropped in code. One that still fails a
-    hard check, or repeats one of ``proposed`` (this node's splits on the table), is asked for
+    hard check, repeats one of ``proposed`` (this node's splits on the table) or copies half of
+    one of ``rivals`` (other decomposers' splits of it), is asked for
     once more another way -- the next of ``strategies``, the self-check's critique in the refine
     prompt (a greedy model given the same prompt gives the same answer) -- and the better of the
     two is returned."""
@@ -282,7 +284,7 @@ def decompose(
         return first
     constraints = split_constraints(spec, node)
     first, changed = repaired(spec, node, first, relatives, constraints)
-    verdict = self_check(spec, node, first, relatives, proposed)
+    verdict = self_check(spec, node, first, relatives, proposed, rivals)
     tally.repaired += changed
     if verdict.ok:
         return first
@@ -296,7 +298,7 @@ def decompose(
         return first
     second, changed = repaired(spec, node, second, relatives, constraints)
     tally.repaired += changed
-    again = self_check(spec, node, second, relatives, [*proposed, first])
+    again = self_check(spec, node, second, relatives, [*proposed, first], rivals)
     return second if again.rank > verdict.rank else first
 
 

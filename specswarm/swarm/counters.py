@@ -25,6 +25,9 @@ class NodeCounters:
     model_reused: int = 0
     """Model answers not generated again: a rating taken from another scorer's vote of the same
     lens, or a greedy answer this peer's model already gave to the same request."""
+    ratings_skipped: int = 0
+    """Votes cast without asking the model for a rating: the checks decide the vote whatever
+    it would say (:func:`~specswarm.plan.critics.rating_decides`; vetoed splits not counted)."""
     model_failures: int = 0
     model_tokens: int = 0
     model_seconds: float = 0.0
@@ -60,6 +63,7 @@ class NodeCounters:
             "synced_events": self.synced_events,
             "model_calls": self.model_calls,
             "model_reused": self.model_reused,
+            "ratings_skipped": self.ratings_skipped,
             "model_failures": self.model_failures,
             "model_tokens": self.model_tokens,
             "model_seconds": round(self.model_seconds, 2),

@@ -25,6 +25,12 @@ constraints   yes   a declared sum / mention / forbid constraint is violated
 vagueness     no*   a child has no concrete content ("Misc", "Other things",
                     "Next steps"); *vetoes when half the children are vague
 coverage      no    the children ignore most of what the parent's *detail* says
+concreteness  no    graded: how many names (places, components) and numbers
+                    each child adds to its parent's (never fails; the
+                    specificity lens weighs it)
+sizing        no    graded: children that give an amount and a detail to act
+                    on, and no part holding most of a shared total (never
+                    fails; the feasibility lens weighs it)
 ============  ====  ===========================================================
 
 Modules: :mod:`.words` (word lists), :mod:`.quantities` (units and amounts), :mod:`.terms`
@@ -55,13 +61,19 @@ from specswarm.plan.critics.evidence import (
 )
 from specswarm.plan.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
 from specswarm.plan.critics.lenses import LENSES, Lens, lens_named
-from specswarm.plan.critics.numbers import check_facts, check_units, contradicted_facts
+from specswarm.plan.critics.numbers import check_facts, check_sizing, check_units, contradicted_facts
 from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
 from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
 from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
 from specswarm.plan.critics.titles import near_duplicate, normalize_title
 from specswarm.plan.critics.tree import relatives_in_tree
-from specswarm.plan.critics.wording import check_count, check_coverage, check_vagueness, vague_reason
+from specswarm.plan.critics.wording import (
+    check_concreteness,
+    check_count,
+    check_coverage,
+    check_vagueness,
+    vague_reason,
+)
 from specswarm.spec import Constraint, GoalSpec
 
 __all__ = [
@@ -83,12 +95,14 @@ __all__ = [
     "Term",
     "TreeItem",
     "action_of",
+    "check_concreteness",
     "check_constraints",
     "check_count",
     "check_coverage",
     "check_facts",
     "check_overlap",
     "check_repeats",
+    "check_sizing",
     "check_split",
     "check_units",
     "check_vagueness",
@@ -107,6 +121,7 @@ __all__ = [
     "normalize_title",
     "numeric",
     "parse_quantities",
+    "rating_decides",
     "relatives_in_tree",
     "run_checks",
     "split_boilerplate",
@@ -131,10 +146,23 @@ WEIGHTS = {
     "constraints": 1.5,
     "vagueness": 1.5,
     "coverage": 0.5,
+    "concreteness": 0.5,
+    "sizing": 0.5,
 }
 """Weight of each check in the mean score (a check of another name weighs 1.0)."""
 
-CHECK_NAMES = ("count", "overlap", "repeats", "facts", "units", "vagueness", "coverage", "constraints")
+CHECK_NAMES = (
+    "count",
+    "overlap",
+    "repeats",
+    "facts",
+    "units",
+    "vagueness",
+    "coverage",
+    "constraints",
+    "concreteness",
+    "sizing",
+)
 """The checks :func:`run_checks` returns, in this order."""
 
 
@@ -154,15 +182,19 @@ def run_checks(
     number of ancestors among ``relatives``), which decides which constraints apply."""
     lex = lexicon_of(parent, children, relatives)
     level = depth if depth is not None else sum(1 for r in relatives if r.relation == "ancestor")
+    constraints = list(constraints)
+    summed = [str(c.field) for c in constraints_for(constraints, level) if c.kind == "sum" and c.field]
     return [
         check_count(children, min_children, max_children),
         check_overlap(parent, children, relatives, lex=lex),
         check_repeats(parent, children, relatives, parent_depth=level, lex=lex),
-        check_facts(parent, children),
+        check_facts(parent, children, summed),
         check_units(children),
         check_vagueness(children, lex=lex),
         check_coverage(parent, children),
-        check_constraints(parent, children, list(constraints), level),
+        check_constraints(parent, children, constraints, level),
+        check_concreteness(parent, children, lex=lex),
+        check_sizing(parent, children),
     ]
 
 
@@ -216,6 +248,20 @@ def combine(
     )
     final = clamp(score)
     return final, final >= approve_threshold and not vetoed(checks, lens)
+
+
+def rating_decides(
+    checks: Sequence[Check], model_weight: float, approve_threshold: float = 60.0, lens: Lens | None = None
+) -> bool:
+    """Whether a model rating could change the verdict of these checks: False when a hard check
+    or a floor vetoes anyway, or when the mechanical score approves even with a rating of 0 or
+    rejects even with 100. A scorer spends a generation only when it can (at the default weight,
+    0.2, only on a split near the threshold)."""
+    if model_weight <= 0 or vetoed(checks, lens):
+        return False
+    low = combine(checks, 0, model_weight, approve_threshold, lens)[1]
+    high = combine(checks, 100, model_weight, approve_threshold, lens)[1]
+    return low != high
 
 
 def vetoed(checks: Sequence[Check], lens: Lens | None = None) -> bool:

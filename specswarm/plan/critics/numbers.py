@@ -34,11 +34,14 @@ TIME_UNITS = frozenset({"minutes", "hours", "days", "nights", "weeks", "months"}
 """Units of a schedule: a part given none of it is no part (an amount of money may be 0)."""
 
 
-def check_facts(parent: Item, children: Sequence[Item]) -> Check:
+def check_facts(parent: Item, children: Sequence[Item], declared: Sequence[str] = ()) -> Check:
     """Numbers that add up: every additive numeric fact of the parent (``days: 4``,
     ``budget_eur: 2000``) must be declared by every child, and the children's values must add
     up to the parent's. A parent with no such fact but a quantity in its title ("Visit Kyoto
-    (4 days)") is checked against what the children state, when they all state it."""
+    (4 days)") is checked against what the children state, when they all state it -- unless
+    the spec declares a ``sum`` for a fact of that unit at this level (``declared``: the
+    fields): then the constraint says what the parts add up to, and the title's quantity is
+    something else ("a one-day conference" prepared over 26 weeks)."""
     problems: list[str] = []
     checked: list[str] = []
     for key, value in parent.facts.items():
@@ -78,9 +81,12 @@ def check_facts(parent: Item, children: Sequence[Item]) -> Check:
             )
     if not checked:
         # no declared fact: a quantity in the parent's title still bounds what children state
+        summed = {u for u in (fact_unit(f) for f in declared) if u is not None}
         for q in parse_quantities(parent.title):
             if q.low != q.high:
                 continue
+            if any(convert(1.0, q.unit, u) is not None for u in summed):
+                continue  # a declared sum of this dimension decides (check_constraints)
             stated = [x for x in (_stated(c, q.unit) for c in children) if x is not None]
             if not stated:
                 continue
@@ -159,3 +165,51 @@ def contradicted_facts(text: str, facts: Facts) -> list[str]:
                 if int(m.group(1)) > v:
                     problems.append(f"it plans {m.group(0)!r} but the task has {key}: {fmt(v)}")
     return list(dict.fromkeys(problems))
+
+
+DETAIL_WORDS = 5
+"""A child whose detail has fewer words says too little to act on (the sizing check)."""
+
+
+def check_sizing(parent: Item, children: Sequence[Item]) -> Check:
+    """Whether the parts are sized to be carried out (a graded signal for the feasibility lens;
+    soft, always passes): the share of children that give an amount (a positive numeric fact:
+    days, hours, budget), the share with a detail of at least :data:`DETAIL_WORDS` words, and
+    the balance of each additive fact the children share (one part holding more than its fair
+    share, at least half or twice ``1/n``, of the total is penalised)."""
+    n = max(1, len(children))
+    sized = [
+        i
+        for i, c in enumerate(children)
+        if any(
+            (v := numeric(val)) is not None and v > 0 and fact_unit(k) is not None
+            for k, val in c.facts.items()
+        )
+    ]
+    described = [i for i, c in enumerate(children) if len(c.detail.split()) >= DETAIL_WORDS]
+    keys = [k for k in (children[0].facts if children else {}) if is_additive(k)]
+    balance, lopsided = 1.0, []
+    for key in keys:
+        vals = [numeric(c.facts.get(key)) for c in children]
+        if any(v is None or v < 0 for v in vals):
+            continue
+        total = sum(v for v in vals if v is not None)
+        if total <= 0 or len(vals) < 3:
+            continue
+        top = max(range(len(vals)), key=lambda j: vals[j] or 0.0)
+        share, fair = (vals[top] or 0.0) / total, max(0.5, 2 / len(vals))
+        if share > fair:
+            balance = min(balance, 1 - (share - fair) / (1 - fair))
+            lopsided.append(f"{label(top, children[top])} holds {round(100 * share)} % of the {key}")
+    score = clamp(100 * (0.4 * len(sized) / n + 0.3 * len(described) / n + 0.3 * balance))
+    problems = []
+    if len(sized) < len(children):
+        problems.append(
+            f"{len(children) - len(sized)} of {len(children)} children give no amount (days, hours, budget)"
+        )
+    if len(described) < len(children):
+        problems.append(f"{len(children) - len(described)} say in their detail too little to act on")
+    problems += lopsided
+    return Check(
+        "sizing", score, True, "; ".join(problems) if problems else "every part is sized and described"
+    )

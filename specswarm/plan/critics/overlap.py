@@ -29,7 +29,11 @@ from specswarm.plan.critics.items import (
     join_words,
     label,
 )
-from specswarm.plan.critics.terms import Lexicon, extract_terms
+from specswarm.plan.critics.terms import Lexicon, extract_terms, stem
+from specswarm.plan.critics.titles import normalize_title
+from specswarm.plan.critics.words import RESTATING
+
+_RESTATING = frozenset(stem(w) for w in RESTATING)
 
 
 def split_boilerplate(children: Sequence[Item], lex: Lexicon) -> set[str]:
@@ -86,7 +90,40 @@ def check_overlap(
     note = "no two children plan the same place, activity or component"
     if theme:
         note += f" (shared by every child, not counted: {', '.join(theme[:5])})"
-    return Check("overlap", 100, True, note)
+    closest, pair = closest_pair(parent, children, relatives, lex=lex)
+    if closest > 0 and pair is not None:
+        i, j = pair[0]
+        note += (
+            f"; closest: {label(i, children[i])} and {label(j, children[j])} share "
+            f"{join_words(pair[1])} ({closest:.2f} of {SAME_CONTENT:.2f})"
+        )
+    # passing, but graded: a split whose parts touch (the general "temples" and the named
+    # "Kinkaku-ji Temple") scores below one whose parts are apart, so a ranked ballot can
+    # tell two passing rivals apart
+    return Check("overlap", clamp(100 - PARTIAL_PENALTY * min(1.0, closest / SAME_CONTENT)), True, note)
+
+
+PARTIAL_PENALTY = 30
+"""Points a passing split loses when its closest two children are just below the evidence
+that they are about the same thing (proportionally less for a weaker shared term)."""
+
+
+def closest_pair(
+    parent: Item, children: Sequence[Item], relatives: Sequence[Relative] = (), *, lex: Lexicon | None = None
+) -> tuple[float, tuple[tuple[int, int], tuple[str, ...]] | None]:
+    """The strongest evidence two siblings share (below or at :data:`SAME_CONTENT`), with the
+    pair and what they share; (0.0, None) when no two share a content term."""
+    lex = lex or lexicon_of(parent, children, relatives)
+    drop = context_keys(ancestor_titles(parent, relatives), lex) | split_boilerplate(children, lex)
+    terms = [strip_terms(item_terms(c, lex), drop) for c in children]
+    acts = [action_of(c.title) for c in children]
+    best: tuple[float, tuple[tuple[int, int], tuple[str, ...]] | None] = (0.0, None)
+    for i in range(len(children)):
+        for j in range(i + 1, len(children)):
+            ev = evidence(terms[i], terms[j], (acts[i], acts[j]))
+            if ev.weight > best[0] + 1e-12:
+                best = (ev.weight, ((i, j), ev.shared))
+    return best
 
 
 def _name_keys(titles: Iterable[str], lex: Lexicon) -> list[frozenset[str]]:
@@ -175,6 +212,12 @@ def repeating(
                 where = f'{where} "{a.title}"' if a is chain[0] else where
                 hit = f"repeats {where}: it adds nothing to it"
                 break
+            if a is chain[0] and akeys and akeys < ckeys and ckeys - akeys <= _RESTATING:
+                # all of the parent's words and a generic head: "Conflict Resolution Mechanism"
+                # under "Conflict Resolution", "Task Storage Overview" under "Task Storage"
+                extra = join_words(sorted(ckeys - akeys))
+                hit = f'restates its parent "{a.title}" (only {extra!r} added): name a part of it'
+                break
         if hit is None:
             cterms = strip_terms(item_terms(child, lex), drop)
             anchor = inherited + _name_keys([child.title], lex)
@@ -190,6 +233,13 @@ def repeating(
             if best is not None:
                 r = others[best[1]]
                 hit = f"repeats {_where(r, depth)} (same {join_words(best[2].shared)})"
+        if hit is None:
+            # the very title of a node planned elsewhere (a root stage planned again under
+            # another stage: "Syncing Tasks" under "Conflict Resolution"), whatever the words
+            # the tree's context shares
+            twin = next((r for r in others if normalize_title(r.title) == normalize_title(child.title)), None)
+            if twin is not None:
+                hit = f"repeats {_where(twin, depth)} (the same title)"
         if hit:
             problems.append((i, hit))
     return problems

@@ -95,3 +95,49 @@ def check_coverage(parent: Item, children: Sequence[Item]) -> Check:
     if missing and share < COVERAGE_FULL:
         note += f"; not covered: {', '.join(missing[:6])}"
     return Check("coverage", clamp(100 * min(1.0, share / COVERAGE_FULL)), share >= COVERAGE_PASS, note)
+
+
+CONCRETE_FULL = 3
+"""Named things (places, components, works) plus one for a number a child needs for a full
+concreteness score; fewer scale it down (a graded signal for the specificity lens)."""
+
+
+def check_concreteness(parent: Item, children: Sequence[Item], *, lex: Lexicon | None = None) -> Check:
+    """How much each child names that its parent does not: distinct names in its title, detail
+    and string facts (a place, a component, a work) that are not the parent's own, plus one for
+    a number (a digit in its text or a numeric fact). Each child's count is capped at
+    :data:`CONCRETE_FULL`; the score is the mean share (soft, always passes: vagueness is the
+    check that fails). "Kyoto" under "Visit Kyoto" adds nothing; "Fushimi Inari, Kinkaku-ji,
+    2 hours" under it is fully concrete."""
+    lex = lex or Lexicon.of([parent.title, parent.detail] + [f"{c.title} {c.detail}" for c in children])
+    own: set[str] = set()
+    for t in extract_terms(parent.title, lex, in_title=True):
+        own |= t.keys
+    shares: list[float] = []
+    thin: list[str] = []
+    for i, c in enumerate(children):
+        names: set[frozenset[str]] = set()
+        for text, in_title, values in (
+            (c.title, True, False),
+            (c.detail, False, False),
+            (fact_text(c), False, True),
+        ):
+            for t in extract_terms(text, lex, in_title=in_title, commons=False, values=values):
+                if t.kind in ("name", "weak") and not t.keys <= own:
+                    names.add(t.keys)
+        number = any(ch.isdigit() for ch in f"{c.title} {c.detail}") or any(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in c.facts.values()
+        )
+        count = min(CONCRETE_FULL, len(names) + int(number))
+        shares.append(count / CONCRETE_FULL)
+        if count < CONCRETE_FULL - 1:
+            thin.append(f"{label(i, c)} names {count}")
+    score = clamp(100 * sum(shares) / max(1, len(shares)))
+    if thin:
+        note = (
+            f"{'; '.join(thin)} (of {CONCRETE_FULL}: places, components or works its parent does not "
+            "name, and a number): name what each part is about"
+        )
+    else:
+        note = "every child names what it is about"
+    return Check("concreteness", score, True, note)

@@ -66,6 +66,15 @@ something anything remaining rest leftover leftovers tbd
 """)
 """Words that signal a child with no real content."""
 
+RESTATING = _ws("""
+mechanism mechanisms process processes overview details detail system systems management approach
+approaches strategy strategies implementation handling basics fundamentals introduction summary
+concept concepts logic method methods procedure procedures aspects aspect part parts phase stage
+stages step steps section sections component components module modules feature features
+""")
+"""Generic heads that add nothing to the words before them: "Conflict Resolution Mechanism" under
+"Conflict Resolution" restates its parent (the repeats check)."""
+
 CALENDAR = _ws("""
 january february march april june july august september october november december jan feb mar apr
 jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday weekend

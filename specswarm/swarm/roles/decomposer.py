@@ -83,8 +83,11 @@ class Decomposer(ModelRole):
         previous = list(revising.children) if revising else None
         # the split is self-checked against the tree as the scorers will see it, and must not
         # repeat one already on the table (a revision the greedy model copied word for word)
+        # nor copy half of a rival's (two rivals with the same parts give a ballot nothing to
+        # compare)
         relatives = critics.relatives_in_tree(plan.nodes, n.id)
         proposed = [p.children for p in n.proposals]
+        rivals = [p.children for p in n.proposals if p.author != node.peer_id]
         children = await self.think(
             node,
             n.id,
@@ -100,6 +103,7 @@ class Decomposer(ModelRole):
                 counts=node.counters.tasks,
                 relatives=relatives,
                 proposed=proposed,
+                rivals=rivals,
                 strategies=spec.roles.decomposer.strategies,
             ),
         )

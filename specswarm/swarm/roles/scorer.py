@@ -1,5 +1,6 @@
 """The scorer: votes once on every pending proposal, from the mechanical critics plus the
-model's rating as a minor input (the small model cannot judge a split on its own).
+model's rating as a minor input (the small model cannot judge a split on its own), asked only
+when it can change the vote (:func:`~specswarm.plan.critics.rating_decides`).
 
 Each scorer reviews through its own lens (:mod:`specswarm.plan.critics.lenses`): its own
 weighting of the checks, its own soft floors, its own question to the model. A model rating is
@@ -132,8 +133,13 @@ class Scorer(ModelRole):
                 reused.append(vote)
             return vote.model_score if vote is not None else None
 
-        # a failed hard check rejects whatever the model says: do not spend a generation on it
-        if weight > 0 and not critics.vetoed(checks, lens):
+        # a generation is spent only when its answer can change the vote: not on a failed hard
+        # check (rejected whatever the model says), nor on a split the checks approve or reject
+        # whatever the rating (counted: ratings_skipped)
+        decides = critics.rating_decides(checks, weight, spec.tree.approve_threshold, lens)
+        if weight > 0 and not critics.vetoed(checks, lens) and not decides:
+            node.counters.ratings_skipped += 1
+        if decides:
             model_score = await self.think(
                 node,
                 p.id,
