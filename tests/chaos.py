@@ -572,7 +572,10 @@ whole launched swarms, and a loaded 2-core machine runs them several times slowe
 def heal_spec(
     workdir: Path, *, scorers: int = 3, executors: int = 1, quorum: Any = 2, depth: int = 2
 ) -> Path:
-    """A small spec for a launched run (scripted model), written into ``workdir``."""
+    """A small spec for a launched run (scripted model), written into ``workdir``. Its
+    ``model_weight`` 0.5 makes every scorer rate every split it does not veto (at the default
+    0.2 a scorer asks the model only near the threshold and votes at once), so scorers are still
+    at work when a scenario kills them."""
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / "spec.yaml"
     path.write_text(
@@ -586,7 +589,7 @@ roles:
   executor: {{count: {executors}}}
   observer: {{count: 1}}
 tree: {{max_depth: {depth}, min_children: 2, max_children: 3}}
-model: {{backend: scripted}}
+model: {{backend: scripted, model_weight: 0.5}}
 budget: {{seconds: 400, settle_seconds: 1.0, claim_timeout: 60}}
 """
     )

@@ -58,24 +58,17 @@ def _table(stdout: str, heading: str) -> dict[str, list[str]]:
     return rows
 
 
+def _bench_tiny(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """bench/quality.py on goals/tiny.yaml with the scripted model, artefacts in ``out``."""
+    cmd = [sys.executable, str(REPO / "bench" / "quality.py"), "--scripted"]
+    cmd += ["--goals", str(REPO / "goals" / "tiny.yaml"), "--out", str(out), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
 @pytest.mark.slow
 def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
     out = tmp_path / "q"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "quality.py"),
-            "--scripted",
-            "--goals",
-            str(REPO / "goals" / "tiny.yaml"),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+    proc = _bench_tiny(out)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     stdout = proc.stdout
     assert stdout.startswith("machine: nproc"), stdout[:300]
@@ -136,23 +129,7 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
 
     # --baselines-from: only the swarm runs again; the baselines come back re-scored, the same
     again = tmp_path / "again"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "quality.py"),
-            "--scripted",
-            "--goals",
-            str(REPO / "goals" / "tiny.yaml"),
-            "--out",
-            str(again),
-            "--baselines-from",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+    proc = _bench_tiny(again, "--baselines-from", str(out))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "baselines recorded in" in proc.stderr and "one-shot done" not in proc.stderr
     reused = _strict_json(again / "tiny" / "metrics.json")["systems"]

@@ -47,23 +47,43 @@ def split_boilerplate(children: Sequence[Item], lex: Lexicon) -> set[str]:
     return set.intersection(*per)
 
 
-def overlap_groups(
+def sibling_pairs(
     parent: Item, children: Sequence[Item], relatives: Sequence[Relative] = (), *, lex: Lexicon | None = None
-) -> list[tuple[tuple[str, ...], list[int]]]:
-    """The groups of siblings that are about the same thing: (what they share, their indices),
-    in the order found. Empty when no two children overlap (what :func:`check_overlap` reports,
-    and what a decomposer merges before it proposes)."""
+) -> list[tuple[int, int, Evidence, bool]]:
+    """(i, j, evidence, same) for every pair of children: what they share once the context
+    (the ancestors' words, the split's boilerplate) is dropped, and whether that makes them
+    about the same thing. :func:`overlap_groups` and :func:`closest_pair` read it."""
     lex = lex or lexicon_of(parent, children, relatives)
     drop = context_keys(ancestor_titles(parent, relatives), lex) | split_boilerplate(children, lex)
     terms = [strip_terms(item_terms(c, lex), drop) for c in children]
     acts = [action_of(c.title) for c in children]
-    groups: dict[tuple[str, ...], list[int]] = {}  # what is shared -> the children sharing it
+    out = []
     for i in range(len(children)):
         for j in range(i + 1, len(children)):
             ev = evidence(terms[i], terms[j], (acts[i], acts[j]))
-            if ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j]):
-                members = groups.setdefault(ev.shared, [])
-                members += [k for k in (i, j) if k not in members]
+            out.append((i, j, ev, ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j])))
+    return out
+
+
+def overlap_groups(
+    parent: Item,
+    children: Sequence[Item],
+    relatives: Sequence[Relative] = (),
+    *,
+    lex: Lexicon | None = None,
+    pairs: Sequence[tuple[int, int, Evidence, bool]] | None = None,
+) -> list[tuple[tuple[str, ...], list[int]]]:
+    """The groups of siblings that are about the same thing: (what they share, their indices),
+    in the order found. Empty when no two children overlap (what :func:`check_overlap` reports,
+    and what a decomposer merges before it proposes). ``pairs``: :func:`sibling_pairs`, if
+    already computed."""
+    if pairs is None:
+        pairs = sibling_pairs(parent, children, relatives, lex=lex)
+    groups: dict[tuple[str, ...], list[int]] = {}  # what is shared -> the children sharing it
+    for i, j, ev, same in pairs:
+        if same:
+            members = groups.setdefault(ev.shared, [])
+            members += [k for k in (i, j) if k not in members]
     return list(groups.items())
 
 
@@ -72,7 +92,8 @@ def check_overlap(
 ) -> Check:
     """Siblings that are about the same place, named thing, activity or component."""
     lex = lex or lexicon_of(parent, children, relatives)
-    groups = overlap_groups(parent, children, relatives, lex=lex)
+    pairs = sibling_pairs(parent, children, relatives, lex=lex)
+    groups = overlap_groups(parent, children, relatives, lex=lex, pairs=pairs)
     bad = {k for _, members in groups for k in members}
     problems = []
     for shared, members in groups:
@@ -90,7 +111,7 @@ def check_overlap(
     note = "no two children plan the same place, activity or component"
     if theme:
         note += f" (shared by every child, not counted: {', '.join(theme[:5])})"
-    closest, pair = closest_pair(parent, children, relatives, lex=lex)
+    closest, pair = closest_pair(pairs)
     if closest > 0 and pair is not None:
         i, j = pair[0]
         note += (
@@ -109,20 +130,14 @@ that they are about the same thing (proportionally less for a weaker shared term
 
 
 def closest_pair(
-    parent: Item, children: Sequence[Item], relatives: Sequence[Relative] = (), *, lex: Lexicon | None = None
+    pairs: Sequence[tuple[int, int, Evidence, bool]],
 ) -> tuple[float, tuple[tuple[int, int], tuple[str, ...]] | None]:
-    """The strongest evidence two siblings share (below or at :data:`SAME_CONTENT`), with the
-    pair and what they share; (0.0, None) when no two share a content term."""
-    lex = lex or lexicon_of(parent, children, relatives)
-    drop = context_keys(ancestor_titles(parent, relatives), lex) | split_boilerplate(children, lex)
-    terms = [strip_terms(item_terms(c, lex), drop) for c in children]
-    acts = [action_of(c.title) for c in children]
+    """The strongest evidence two siblings share among :func:`sibling_pairs`, with the pair and
+    what they share; (0.0, None) when no two share a content term."""
     best: tuple[float, tuple[tuple[int, int], tuple[str, ...]] | None] = (0.0, None)
-    for i in range(len(children)):
-        for j in range(i + 1, len(children)):
-            ev = evidence(terms[i], terms[j], (acts[i], acts[j]))
-            if ev.weight > best[0] + 1e-12:
-                best = (ev.weight, ((i, j), ev.shared))
+    for i, j, ev, _ in pairs:
+        if ev.weight > best[0] + 1e-12:
+            best = (ev.weight, ((i, j), ev.shared))
     return best
 
 

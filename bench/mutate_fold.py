@@ -1,0 +1,144 @@
+"""Mutation check of the fold's acceptance rules: do the tests catch a broken rule?
+
+    python bench/mutate_fold.py [--tests tests/test_fold_properties.py ...] [--only NAME]
+
+Each mutant is one small edit of ``specswarm/plan/rules.py`` (the ranked-ballot rule, the
+first-past-the-quorum rule, the fallback to the best rejected split). For each, the repo's
+``specswarm/`` and ``tests/`` are copied into a temporary directory, the edit is applied there
+(never in the checkout) and the given tests run against the copy. A mutant is *killed* when a
+test fails, *survived* when all pass. The checkout's own rules must pass first (else the
+figures mean nothing). Prints one line per mutant and the kill count; exit 1 if any survived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RULES = Path("specswarm/plan/rules.py")
+DEFAULT_TESTS = ("tests/test_fold_properties.py", "tests/test_fold.py")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    what: str
+    old: str
+    new: str
+
+
+MUTANTS = (
+    Mutant(
+        "borda-flat",
+        "a ballot gives every split it ranks one point (the ranking's order ignored)",
+        "points[pid] = points.get(pid, 0) + len(ranked) - i",
+        "points[pid] = points.get(pid, 0) + 1",
+    ),
+    Mutant(
+        "first-past-quorum",
+        "the best rule falls back to the first split past the quorum (ballots ignored)",
+        "accepted = min(points, key=lambda pid: (-points[pid], -means[pid], orders[pid])) "
+        "if points else None",
+        "accepted = min(candidates)[1] if candidates else None",
+    ),
+    Mutant(
+        "ballots-in-arrival-order",
+        "the decisive ballots are the first q to arrive, not the first q by (lamport, author, id)",
+        "for ballot in sorted(ballots, key=lambda b: b.order):",
+        "for ballot in ballots:",
+    ),
+    Mutant(
+        "every-ballot-counts",
+        "every scorer's ballot counts, not only the first q decisive ones",
+        "deciding = sorted(decisive.values(), key=lambda ob: ob[0])[:q]",
+        "deciding = sorted(decisive.values(), key=lambda ob: ob[0])",
+    ),
+    Mutant(
+        "worse-mean-wins-ties",
+        "on equal Borda points the lower mean score wins",
+        "-points[pid], -means[pid], orders[pid]",
+        "-points[pid], means[pid], orders[pid]",
+    ),
+    Mutant(
+        "latest-first-past-quorum",
+        "the first rule takes the latest split to reach the quorum",
+        "accepted = min(candidates)[1] if candidates else None\n    else:",
+        "accepted = max(candidates)[1] if candidates else None\n    else:",
+    ),
+    Mutant(
+        "fallback-worst-rejected",
+        "the fallback takes the worst rejected split, not the best",
+        "best = min((-mean, order) for chain_of in rejected.values() for mean, order in chain_of)",
+        "best = max((-mean, order) for chain_of in rejected.values() for mean, order in chain_of)",
+    ),
+    Mutant(
+        "fallback-early",
+        "the fallback does not wait for every chain of revisions to be used up",
+        "if not rejected or any(len(chain_of) < chain for chain_of in rejected.values()):",
+        "if not rejected:",
+    ),
+)
+
+
+def run_tests(root: Path, tests: list[str]) -> tuple[bool, float, str]:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    tail = (proc.stdout.strip().splitlines() or [""])[-1]
+    return proc.returncode == 0, time.monotonic() - started, tail
+
+
+def copy_tree(dest: Path) -> None:
+    for part in ("specswarm", "tests", "schemas", "templates", "goals", "docs", "bench"):
+        if (REPO / part).exists():
+            shutil.copytree(REPO / part, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md", "CHANGELOG.md"):
+        if (REPO / f).exists():
+            shutil.copy2(REPO / f, dest / f)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tests", nargs="+", default=list(DEFAULT_TESTS))
+    ap.add_argument("--only", nargs="*", default=None, help="mutant names (default: all)")
+    args = ap.parse_args(argv)
+    chosen = [m for m in MUTANTS if args.only is None or m.name in args.only]
+    source = (REPO / RULES).read_text(encoding="utf-8")
+    for m in chosen:
+        if source.count(m.old) != 1:
+            print(f"{m.name}: its edit no longer applies to {RULES} (update the mutant)", file=sys.stderr)
+            return 2
+    with tempfile.TemporaryDirectory(prefix="specswarm-mutate-") as tmp:
+        root = Path(tmp)
+        copy_tree(root)
+        ok, secs, tail = run_tests(root, args.tests)
+        print(f"unmutated: {'pass' if ok else 'FAIL'} in {secs:.0f} s ({tail})", flush=True)
+        if not ok:
+            return 2
+        killed = 0
+        for m in chosen:
+            (root / RULES).write_text(source.replace(m.old, m.new), encoding="utf-8")
+            ok, secs, tail = run_tests(root, args.tests)
+            killed += not ok
+            verdict = "survived" if ok else "killed"
+            print(f"{m.name:26} {verdict:8} {secs:5.0f} s  {m.what} ({tail})", flush=True)
+        (root / RULES).write_text(source, encoding="utf-8")
+    print(f"killed {killed} of {len(chosen)} mutants ({', '.join(args.tests)})")
+    return 0 if killed == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
