@@ -36,7 +36,7 @@ roles:
   executor: {count: 1}
   observer: {count: 1}
 tree: {max_depth: 2, min_children: 2, max_children: 3}
-model: {backend: scripted, shared: true}
+model: {backend: scripted, shared: true, model_weight: 0.5}  # scorers rate every split they pass
 budget: {seconds: 240, settle_seconds: 0.5, claim_timeout: 30}
 """
 
@@ -202,7 +202,7 @@ def test_tiny_with_the_real_model_loads_it_in_one_process_and_converges(tmp_path
     before = _gguf_mappers(MODEL_FILE)
     spec = tmp_path / "tiny.yaml"
     spec.write_text(
-        (ROOT / "goals" / "tiny.yaml").read_text().replace("model:\n", "model:\n  shared: true\n", 1)
+        (ROOT / "goals" / "tiny.yaml").read_text().replace("\nmodel:\n", "\nmodel:\n  shared: true\n", 1)
     )
     proc = _plan(spec, tmp_path, "--timeout", "900")
     service = _ready_pid(proc, tmp_path)

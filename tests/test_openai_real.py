@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -306,7 +307,8 @@ def test_the_server_killed_mid_run_then_back_the_run_converges_or_resumes(tmp_pa
         )
     try:
         deadline = time.monotonic() + 200
-        while "model calls 0" in err_path.read_text() or "model calls" not in err_path.read_text():
+        # wait for the first model call (the last status line's count: the log keeps the old lines)
+        while not [n for n in re.findall(r"model calls (\d+)", err_path.read_text()) if n != "0"]:
             assert run.poll() is None and time.monotonic() < deadline, err_path.read_text()[-3000:]
             time.sleep(0.5)
         server.kill()  # mid-run: the first generations are under way
