@@ -72,8 +72,10 @@ def check_facts(parent: Item, children: Sequence[Item], declared: Sequence[str] 
             each = " + ".join(fmt(v) for v in vals if v is not None)
             problems.append(f"{key} add up to {fmt(got)} ({each}), not the parent's {key}: {fmt(total)}")
         empty = [i for i, v in enumerate(vals) if v is not None and v <= 0]
-        if unit in TIME_UNITS and total > 0 and empty:
-            # a stage of a schedule that takes no time is not a stage ("Visit Osaka (0 days)")
+        if unit in TIME_UNITS and total >= len(children) and empty:
+            # a stage of a schedule that takes no time is not a stage ("Visit Osaka (0 days)"),
+            # unless the total is too small to give every part a whole unit: the parts of a
+            # one-week task share its week (facts are whole numbers, so some get 0 weeks)
             who = ", ".join(label(i, children[i]) for i in empty)
             problems.append(
                 f"{who} {'gets' if len(empty) == 1 else 'get'} {key}: 0: give each part "
