@@ -76,8 +76,14 @@ MUTANTS = (
     Mutant(
         "fallback-worst-rejected",
         "the fallback takes the worst rejected split, not the best",
-        "best = min((-mean, order) for chain_of in rejected.values() for mean, order, _ in chain_of)",
-        "best = max((-mean, order) for chain_of in rejected.values() for mean, order, _ in chain_of)",
+        "best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+        "best = max((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+    ),
+    Mutant(
+        "fallback-mean-only",
+        "the fallback ranks rejected splits by mean score alone (approving votes ignored)",
+        "best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+        "best = min((0, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
     ),
     Mutant(
         "fallback-early",
