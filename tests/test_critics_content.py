@@ -781,3 +781,8 @@ def test_a_time_total_too_small_for_whole_parts_may_leave_parts_at_zero() -> Non
     lazy = [P("Temples", days=4), P("Gion at night", days=0)]
     check = cc.check_facts(trip, lazy)
     assert not check.passed and "gets days: 0" in check.note
+    # two days can give each of two parts one: a third part at 0 days still fails, unless the
+    # smallest split allowed has three parts
+    fuji = [P("Climb", days=1), P("Summit", days=1), P("Return", days=0)]
+    assert not cc.check_facts(P("Hike Fuji", days=2), fuji).passed
+    assert cc.check_facts(P("Hike Fuji", days=2), fuji, min_parts=3).passed
