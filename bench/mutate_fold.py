@@ -76,14 +76,32 @@ MUTANTS = (
     Mutant(
         "fallback-worst-rejected",
         "the fallback takes the worst rejected split, not the best",
-        "best = min((-mean, order) for chain_of in rejected.values() for mean, order in chain_of)",
-        "best = max((-mean, order) for chain_of in rejected.values() for mean, order in chain_of)",
+        "best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+        "best = max((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+    ),
+    Mutant(
+        "fallback-mean-only",
+        "the fallback ranks rejected splits by mean score alone (approving votes ignored)",
+        "best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+        "best = min((0, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
     ),
     Mutant(
         "fallback-early",
         "the fallback does not wait for every chain of revisions to be used up",
-        "if not rejected or any(len(chain_of) < chain for chain_of in rejected.values()):",
+        "if not rejected or not all(len(c) >= chain or _stuck(c) for c in rejected.values()):",
         "if not rejected:",
+    ),
+    Mutant(
+        "fallback-ignores-stuck",
+        "a chain whose latest revision repeats its author word for word stays open",
+        "if not rejected or not all(len(c) >= chain or _stuck(c) for c in rejected.values()):",
+        "if not rejected or not all(len(c) >= chain for c in rejected.values()):",
+    ),
+    Mutant(
+        "stuck-on-any-repeat",
+        "a chain counts as stuck as soon as any two of its proposals share a title",
+        "return any(key == latest[2] for _, order, key in chain_of if order != latest[1])",
+        "return any(set(key) & set(latest[2]) for _, order, key in chain_of if order != latest[1])",
     ),
 )
 

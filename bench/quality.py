@@ -228,7 +228,7 @@ def _events_seen(workdir: Path) -> int:
     return best
 
 
-def swarm_command(spec_path: Path, gdir: Path, timeout: float | None) -> list[str]:
+def swarm_command(spec_path: Path, gdir: Path, timeout: float | None, cache: Path | None = None) -> list[str]:
     cmd = [
         "specswarm",
         "plan",
@@ -239,6 +239,7 @@ def swarm_command(spec_path: Path, gdir: Path, timeout: float | None) -> list[st
         str(gdir / "report.json"),
         "--quiet",
     ]
+    cmd += ["--cache", str(cache)] if cache else []
     return cmd + (["--timeout", f"{timeout:g}"] if timeout else [])
 
 
@@ -287,7 +288,14 @@ def scorer_disagreement(plan: Any) -> Score:
 
 
 def run_swarm(
-    spec_path: Path, spec: Any, gdir: Path, *, scripted: bool, timeout: float | None, progress: Progress
+    spec_path: Path,
+    spec: Any,
+    gdir: Path,
+    *,
+    scripted: bool,
+    timeout: float | None,
+    progress: Progress,
+    cache: Path | None = None,
 ) -> tuple[QTree | None, Any, Work]:
     """Run the swarm as a subprocess; fold its event log. (tree, plan, work); tree and plan are
     None when no event log was written."""
@@ -302,7 +310,7 @@ def run_swarm(
     workdir = gdir / "swarm-work"
     workdir.mkdir(parents=True, exist_ok=True)
     env["TMPDIR"] = str(workdir)  # the launcher's run directory (peer logs) lands here
-    cmd = [sys.executable, "-m", *swarm_command(spec_path, gdir, timeout)]
+    cmd = [sys.executable, "-m", *swarm_command(spec_path, gdir, timeout, cache)]
     budget = timeout or float(spec.budget.seconds)
     work = Work()
     started = time.monotonic()
@@ -831,6 +839,7 @@ def run_goal(
     progress: Progress,
     used: set[str],
     baselines_from: Path | None = None,
+    cache: Path | None = None,
 ) -> tuple[Any, list[SystemRun], Path]:
     from specswarm.model import load_model
     from specswarm.spec import load_spec
@@ -844,8 +853,10 @@ def run_goal(
     gdir.mkdir(parents=True, exist_ok=True)
     constraints = tuple(spec.constraints)
 
-    progress.say(f"{spec.name}: swarm: {shlex.join(swarm_command(spec_path, gdir, timeout))}")
-    tree, plan, work = run_swarm(spec_path, spec, gdir, scripted=scripted, timeout=timeout, progress=progress)
+    progress.say(f"{spec.name}: swarm: {shlex.join(swarm_command(spec_path, gdir, timeout, cache))}")
+    tree, plan, work = run_swarm(
+        spec_path, spec, gdir, scripted=scripted, timeout=timeout, progress=progress, cache=cache
+    )
     progress.say(
         f"{spec.name}: swarm done: exit {work.exit_code}, {work.wall:.0f} s, "
         f"{work.calls} calls, {work.tokens} tokens"
@@ -990,6 +1001,14 @@ def main(argv: list[str] | None = None) -> int:
         help="reuse the one-shot and single-agent runs an earlier run left in DIR (its --out), "
         "re-scored by today's metrics; only the swarm runs again (their wall times are from then)",
     )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the swarm keeps its model answers here (specswarm plan --cache); run it again with "
+        "the same DIR to measure a replay (the baselines never use it)",
+    )
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="specswarm-quality-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -1027,6 +1046,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress=progress,
                 used=used,
                 baselines_from=args.baselines_from,
+                cache=args.cache.resolve() if args.cache else None,
             )
         except KeyboardInterrupt:
             progress.say(f"interrupted; artefacts so far in {out}")

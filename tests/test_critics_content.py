@@ -769,3 +769,20 @@ def test_a_declared_sum_decides_over_a_quantity_in_the_parents_title() -> None:
     kyoto = P("Visit Kyoto (4 days)")
     parts = [cc.Part("Temples", facts={"days": 3}), cc.Part("Gardens", facts={"days": 3})]
     assert not cc.check_facts(kyoto, parts, ["budget_eur"]).passed
+
+
+def test_a_time_total_too_small_for_whole_parts_may_leave_parts_at_zero() -> None:
+    """Parts of a schedule each get some of it, unless the total cannot give every part a
+    whole unit: the steps of a one-week task share its week."""
+    parent = P("Negotiate sponsor contracts", weeks=1)
+    shared = [P("Draft the contract terms", weeks=1), P("Sign with the first sponsor", weeks=0)]
+    assert cc.check_facts(parent, shared).passed
+    trip = P("Visit Kyoto", days=4)
+    lazy = [P("Temples", days=4), P("Gion at night", days=0)]
+    check = cc.check_facts(trip, lazy)
+    assert not check.passed and "gets days: 0" in check.note
+    # two days can give each of two parts one: a third part at 0 days still fails, unless the
+    # smallest split allowed has three parts
+    fuji = [P("Climb", days=1), P("Summit", days=1), P("Return", days=0)]
+    assert not cc.check_facts(P("Hike Fuji", days=2), fuji).passed
+    assert cc.check_facts(P("Hike Fuji", days=2), fuji, min_parts=3).passed

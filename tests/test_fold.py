@@ -813,6 +813,39 @@ def test_no_fallback_while_a_proposal_is_pending_or_a_chain_is_open() -> None:
     assert fold(sw.events).root.accepted is None  # type: ignore[union-attr]
 
 
+def test_a_revision_that_repeats_its_author_word_for_word_ends_its_chain() -> None:
+    cases = ((["kyoto  temples", "Tokyo Sights"], True), (["Tokyo sights", "Nara deer"], False))
+    for revision, ends in cases:
+        sw = make_swarm(max_depth=1)  # max_revisions 2: a chain is three proposals
+        a, b = sw.peers["decomposer"]
+        for i in range(3):
+            _reject_all(sw, sw.propose(a, ROOT, [f"A {i} x", f"A {i} y"], leaf=True), 50)
+        first = sw.propose(b, ROOT, ["Tokyo sights", "Kyoto temples"], leaf=True)
+        _reject_all(sw, first, 70)
+        assert fold(sw.events).root.accepted is None  # type: ignore[union-attr]
+        _reject_all(sw, sw.propose(b, ROOT, revision, leaf=True), 60)
+        # the same split again (case and spacing aside) ends b's chain; one kept part does not
+        assert fold(sw.events).root.accepted == (first.id if ends else None)  # type: ignore[union-attr]
+
+
+def test_the_fallback_prefers_a_split_some_lens_approved_over_a_higher_mean() -> None:
+    sw = make_swarm(max_depth=1)
+    a, b = sw.peers["decomposer"]
+    s0, s1, s2 = scorers(sw)
+    props = {}
+    for who in (a, b):
+        for i in range(3):
+            prop = sw.propose(who, ROOT, [f"{who.peer_id[-3:]} {i} x", f"{i} y"], leaf=True)
+            props[(who.peer_id, i)] = prop
+            if (who, i) == (b, 1):  # one lens approves it: mean 50
+                sw.vote(s0, prop, True, 75)
+                sw.vote(s1, prop, False, 40)
+                sw.vote(s2, prop, False, 35)
+            else:  # every lens rejects: mean 58 for a's first, lower for the rest
+                _reject_all(sw, prop, 58 if (who, i) == (a, 0) else 30)
+    assert fold(sw.events).root.accepted == props[(b.peer_id, 1)].id  # type: ignore[union-attr]
+
+
 def test_a_split_that_reaches_quorum_beats_the_fallback() -> None:
     sw = make_swarm(max_depth=1)
     a, b = sw.peers["decomposer"]

@@ -351,9 +351,12 @@ def reference(events: list[Event]) -> dict[str, Any]:
 
     def fallback(node: str) -> str | None:
         # no quorum: once every proposing decomposer's chain (max_revisions + 1) is rejected,
-        # the best rejected proposal (highest mean score, then least (lamport, author, id))
+        # the best rejected proposal (most approving votes, highest mean score, then least
+        # (lamport, author, id))
+        # (or as soon as an author's latest proposal has the titles of an earlier one of its own)
         chain = spec["tree"]["max_revisions"] + 1
-        chains: dict[str, list[tuple[Fraction, tuple[int, str, str]]]] = {}
+        chains: dict[str, list[tuple[int, Fraction, tuple[int, str, str]]]] = {}
+        titles: dict[str, list[tuple[tuple[int, str, str], list[str]]]] = {}
         for p in by_role["proposal"]:
             if p.wire["node"] != node:
                 continue
@@ -361,10 +364,18 @@ def reference(events: list[Event]) -> dict[str, Any]:
             if sum(1 for v in votes if not v.wire["approve"]) <= n - q:
                 return None
             mean = Fraction(sum(v.wire["score"] for v in votes), len(votes))
-            chains.setdefault(p.author, []).append((-mean, (p.lamport, p.author, p.id)))
-        if not chains or any(len(c) < chain for c in chains.values()):
+            approving = sum(1 for v in votes if v.wire["approve"])
+            chains.setdefault(p.author, []).append((-approving, -mean, (p.lamport, p.author, p.id)))
+            names = sorted(" ".join(c["title"].lower().split()) for c in p.wire["children"])
+            titles.setdefault(p.author, []).append(((p.lamport, p.author, p.id), names))
+
+        def stuck(author: str) -> bool:
+            *earlier, latest = sorted(titles[author])
+            return any(names == latest[1] for _, names in earlier)
+
+        if not chains or any(len(c) < chain and not stuck(a) for a, c in chains.items()):
             return None
-        return min(x for c in chains.values() for x in c)[1][2]
+        return min(x for c in chains.values() for x in c)[2][2]
 
     out: dict[str, Any] = {}
     complete = True

@@ -15,11 +15,9 @@ The tasks block, and each generation takes the process-wide lock
 (:func:`~specswarm.model.lock.generate_locked`); a trio peer runs a whole task
 in a worker thread. Parsing takes microseconds.
 
-Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are
-:class:`Subject` (a plan :class:`~specswarm.plan.views.NodeView` is one) and
-:class:`~specswarm.protocol.bodies.Child` values. Templates see plain data built
-from them (:meth:`_Ask.context`), the same as ever, so prompts -- and the
-cassettes keyed by them -- stay as they were.
+Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are :class:`Subject` (a
+:class:`~specswarm.plan.views.NodeView` is one) and :class:`~specswarm.protocol.bodies.Child`
+values. Templates see plain data built from them (:meth:`_Ask.context`).
 
 The peer counts generations, tokens and seconds around the model; what only a
 task sees (retries, cut loops, fitted sums, bad answers and failures by kind, and
@@ -163,13 +161,15 @@ class _Ask:
         tree = self.spec.tree
         low, high = tree.min_children, tree.max_children
         node = _node(self.node)
+        if " ".join(node["detail"].split()) == " ".join((self.spec.context or "").split()):
+            node["detail"] = ""  # the root's detail: the context, in the prompt already
         return {
             "goal": self.spec.goal,
             "context": self.spec.context,
             "node": node,
             "ancestors": [_node(a) for a in self.ancestors],
             "siblings": [_node(s) for s in self.siblings],
-            "strategy": self.strategy,
+            "strategy": self.strategy.removeprefix("by ").strip() or self.strategy,  # "by {{ }}"
             "critiques": list(self.critiques),
             "constraints": [c.to_json() for c in self.constraints],
             # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from specswarm.plan.views import ClaimView, ProposalView, ResultView, VoteView
 from specswarm.protocol.bodies import (
     BallotBody,
+    Child,
     ClaimBody,
     JoinBody,
     ProposalBody,
@@ -94,8 +95,11 @@ def decide_split(
     node's ballot events for the ``best`` rule; None for the ``first`` rule.
 
     ``chain`` (``tree.max_revisions + 1``): once every decomposer that proposed for the node has
-    had that many proposals rejected and none is pending, the node takes the best rejected one
-    (highest mean score, then the least (lamport, author, id)); its votes keep the critiques. A
+    had that many proposals rejected (or its latest rejected one repeats an earlier one of its
+    own word for word: :func:`split_key`; the greedy model is stuck, and a decomposer does not
+    revise it again) and none is pending, the node takes the best rejected one
+    (the most approving votes -- the lenses that found no fault -- then the highest mean score,
+    then the least (lamport, author, id)); its votes keep the critiques. A
     split that later reaches quorum still wins. Without it a node that cannot be split to the
     scorers' liking would stall the whole run."""
     candidates: list[tuple[tuple[int, str, int, str], str]] = []
@@ -191,15 +195,28 @@ def _best_rejected(
 ) -> str | None:
     """The fallback of :func:`decide_split`: the best rejected proposal once every proposing
     decomposer's chain of revisions is used up (None while any proposal may still pass)."""
-    rejected: dict[str, list[tuple[int, tuple[int, str, str]]]] = {}
-    for prop, _, _, _, n_rej, mean in counted:
+    rejected: dict[str, list[tuple[tuple[int, int], tuple[int, str, str], tuple[str, ...]]]] = {}
+    for prop, body, _, n_app, n_rej, mean in counted:
         if n_rej <= n_scorers - q:
             return None  # still pending: quorum can be reached
-        rejected.setdefault(prop.author, []).append((mean or 0, prop.order))
-    if not rejected or any(len(chain_of) < chain for chain_of in rejected.values()):
+        merit = (n_app, mean or 0)
+        rejected.setdefault(prop.author, []).append((merit, prop.order, split_key(body.children)))
+    if not rejected or not all(len(c) >= chain or _stuck(c) for c in rejected.values()):
         return None
-    best = min((-mean, order) for chain_of in rejected.values() for mean, order in chain_of)
-    return best[1][2]
+    best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)
+    return best[2][2]
+
+
+def _stuck(chain_of: list[tuple[tuple[int, int], tuple[int, str, str], tuple[str, ...]]]) -> bool:
+    """The author's latest proposal repeats an earlier one of its own."""
+    latest = max(chain_of, key=lambda entry: entry[1])
+    return any(key == latest[2] for _, order, key in chain_of if order != latest[1])
+
+
+def split_key(children: Iterable[Child]) -> tuple[str, ...]:
+    """What makes two splits the same one: their children's titles, case and spacing aside,
+    in any order."""
+    return tuple(sorted(" ".join(c.title.casefold().split()) for c in children))
 
 
 def decide_leaf(

@@ -188,7 +188,7 @@ def run_checks(
         check_count(children, min_children, max_children),
         check_overlap(parent, children, relatives, lex=lex),
         check_repeats(parent, children, relatives, parent_depth=level, lex=lex),
-        check_facts(parent, children, summed),
+        check_facts(parent, children, summed, min_parts=min_children),
         check_units(children),
         check_vagueness(children, lex=lex),
         check_coverage(parent, children),

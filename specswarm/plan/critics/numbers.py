@@ -34,14 +34,20 @@ TIME_UNITS = frozenset({"minutes", "hours", "days", "nights", "weeks", "months"}
 """Units of a schedule: a part given none of it is no part (an amount of money may be 0)."""
 
 
-def check_facts(parent: Item, children: Sequence[Item], declared: Sequence[str] = ()) -> Check:
+def check_facts(
+    parent: Item, children: Sequence[Item], declared: Sequence[str] = (), *, min_parts: int = 2
+) -> Check:
     """Numbers that add up: every additive numeric fact of the parent (``days: 4``,
     ``budget_eur: 2000``) must be declared by every child, and the children's values must add
     up to the parent's. A parent with no such fact but a quantity in its title ("Visit Kyoto
     (4 days)") is checked against what the children state, when they all state it -- unless
     the spec declares a ``sum`` for a fact of that unit at this level (``declared``: the
     fields): then the constraint says what the parts add up to, and the title's quantity is
-    something else ("a one-day conference" prepared over 26 weeks)."""
+    something else ("a one-day conference" prepared over 26 weeks).
+
+    A part of a schedule that gets none of its time fails, unless the time is too short to
+    give each part of the smallest split allowed (``min_parts``: ``tree.min_children``) a
+    whole unit: then no split could pass, and the parts share it."""
     problems: list[str] = []
     checked: list[str] = []
     for key, value in parent.facts.items():
@@ -72,8 +78,10 @@ def check_facts(parent: Item, children: Sequence[Item], declared: Sequence[str] 
             each = " + ".join(fmt(v) for v in vals if v is not None)
             problems.append(f"{key} add up to {fmt(got)} ({each}), not the parent's {key}: {fmt(total)}")
         empty = [i for i, v in enumerate(vals) if v is not None and v <= 0]
-        if unit in TIME_UNITS and total > 0 and empty:
-            # a stage of a schedule that takes no time is not a stage ("Visit Osaka (0 days)")
+        if unit in TIME_UNITS and total >= max(1, min_parts) and empty:
+            # a stage of a schedule that takes no time is not a stage ("Visit Osaka (0 days)"),
+            # unless the total is too small to give every part of a smallest split a whole
+            # unit: the steps of a one-week task share its week (facts are whole numbers)
             who = ", ".join(label(i, children[i]) for i in empty)
             problems.append(
                 f"{who} {'gets' if len(empty) == 1 else 'get'} {key}: 0: give each part "

@@ -14,6 +14,7 @@ import trio
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
+from specswarm.plan.rules import split_key
 from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, owners_of, siblings_of, spread
@@ -69,7 +70,10 @@ class Decomposer(ModelRole):
                     return
                 continue
             latest = mine[-1]
-            if latest.status == "rejected" and len(mine) <= spec.tree.max_revisions:
+            # a revision the model wrote word for word again (after the self-check's second
+            # try) ends this chain: the fold's fallback counts it as used up (rules.split_key)
+            stuck = any(split_key(p.children) == split_key(latest.children) for p in mine[:-1])
+            if latest.status == "rejected" and len(mine) <= spec.tree.max_revisions and not stuck:
                 await self._propose(node, plan, n, latest)
                 return
 
