@@ -116,8 +116,9 @@ def test_a_service_that_cannot_load_its_model_stops_the_run_before_any_peer(tmp_
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"not a model")
     spec = tmp_path / "spec.yaml"
+    assert "{backend: scripted, shared: true," in SPEC
     spec.write_text(
-        SPEC.replace("{backend: scripted, shared: true}", f"{{backend: gpt4all, file: {bad}, shared: true}}")
+        SPEC.replace("{backend: scripted, shared: true,", f"{{backend: gpt4all, file: {bad}, shared: true,")
     )
     proc = subprocess.run(
         [sys.executable, "-m", "specswarm", "plan", str(spec)],
