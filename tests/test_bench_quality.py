@@ -125,7 +125,9 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
 
     spec = load_spec(REPO / "goals" / "tiny.yaml")
     root_prompt = calls[0]["prompt"]  # the swarm's decompose prompt: its first strategy, the context
-    assert f"by {spec.strategy_for(0)}" in root_prompt and spec.context in root_prompt, root_prompt
+    strategy = spec.strategy_for(0).removeprefix("by ")  # "by sequence" is asked "by sequence"
+    assert f"by {strategy}" in root_prompt and "by by" not in root_prompt, root_prompt
+    assert spec.context in root_prompt, root_prompt
 
     # --baselines-from: only the swarm runs again; the baselines come back re-scored, the same
     again = tmp_path / "again"
