@@ -274,9 +274,9 @@ def peer(
     ] = None,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
-    from specswarm.swarm.peer import run_peer_cli
+    from specswarm.swarm.peer import peer_config, run_peer_cli
 
-    run_peer_cli(
+    config = peer_config(
         role=role.value,
         spec=spec,
         join=join or [],
@@ -292,6 +292,7 @@ def peer(
         cache=cache,
         model_url=model_url,
     )
+    run_peer_cli(config)
 
 
 @app.command("peer-group", hidden=True)
@@ -315,9 +316,9 @@ def observe(
     events: Annotated[Path | None, typer.Option("--events")] = None,
 ) -> None:
     """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
-    from specswarm.swarm.peer import run_peer_cli
+    from specswarm.swarm.peer import peer_config, run_peer_cli
 
-    run_peer_cli(
+    config = peer_config(
         role="observer",
         spec=None,
         join=join or [],
@@ -329,6 +330,7 @@ def observe(
         fmt=format.value,
         out=out,
     )
+    run_peer_cli(config)
 
 
 def _register_subapps() -> None:

@@ -7,7 +7,7 @@ published before (no second join, vote or claim) and appends only events new to 
 An error that would stop it again on a restart (one whose ``exit_code`` is
 :data:`DETERMINISTIC_EXIT`, such as a prompt template that fails on a task's data) ends the
 process with that code and its message as the last line of stderr; the launcher reads both.
-:func:`run_peer_cli` turns the command line into a :class:`PeerConfig` and runs
+:func:`peer_config` turns the command line into a :class:`PeerConfig`; :func:`run_peer_cli` runs
 :func:`_main` with it; it raises the project's errors (the CLI turns them into exit
 codes and text): TransportError when the network fails or no peer tells the run,
 InterruptedRunError (with no message) when Ctrl-C stops a peer run by hand.
@@ -58,7 +58,7 @@ died of anything else, but stops the run when one exits with this."""
 
 @dataclass(frozen=True)
 class PeerConfig:
-    """Everything one peer process runs with (built by :func:`run_peer_cli`)."""
+    """Everything one peer process runs with (built by :func:`peer_config`)."""
 
     role: str
     """decomposer | scorer | executor | observer."""
@@ -140,48 +140,11 @@ def role_factory(
     return build
 
 
-def run_peer_cli(
-    *,
-    role: str,
-    spec: Path | None,
-    join: list[str],
-    mdns: bool,
-    listen: str,
-    key: Path | None,
-    strategy: str | None,
-    events: Path | None,
-    fmt: str = "markdown",
-    out: Path | None = None,
-    run_file: Path | None = None,
-    admission: str | None = None,
-    preload: Sequence[Path] = (),
-    json_status: bool = False,
-    cache: Path | None = None,
-    model_url: str | None = None,
-) -> None:
-    """Run one peer until it is stopped (observers started by ``observe`` stop once converged)."""
+def run_peer_cli(config: PeerConfig) -> None:
+    """Run one peer (``config``: :func:`peer_config` of its command line) until it is stopped
+    (observers started by ``observe`` stop once converged)."""
     setup_logging()
-    run_configs(
-        _main,
-        peer_config(
-            role=role,
-            spec=spec,
-            join=join,
-            mdns=mdns,
-            listen=listen,
-            key=key,
-            strategy=strategy,
-            events=events,
-            fmt=fmt,
-            out=out,
-            run_file=run_file,
-            admission=admission,
-            preload=preload,
-            json_status=json_status,
-            cache=cache,
-            model_url=model_url,
-        ),
-    )
+    run_configs(_main, config)
 
 
 def setup_logging() -> None:
