@@ -90,7 +90,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "max_revisions": 2,
             "approve_threshold": 60,
             "select": "best",
-            "ballot_wait": 60.0,
+            "ballot_wait": 600.0,
         },
         "model": {
             "backend": "gpt4all",

@@ -48,7 +48,7 @@ from specswarm.model.parse import (
 from specswarm.model.prompts import render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
-from specswarm.plan.critics import Lens, Relative, contradicted_facts, near_duplicate
+from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
 
 MAX_RETRIES = 2
@@ -366,34 +366,34 @@ def execute(
     """Carry out ``leaf``; return the cleaned output text.
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
-    that mostly repeats a sibling's result (``sibling_results``: those already written), or
-    that its facts rule out ("Day 3" for a two-day task: :func:`contradicted_facts`), is
-    written once more with the repeated lines and the broken facts named (counted in
-    ``counts.redone``); the second answer is kept whatever it says."""
+    that mostly repeats one of ``sibling_results``, or that its facts rule out ("Day 3" for a
+    two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _attempts(model, "execute", ask, parse_execution, tally)
-    repeated = repeated_lines(output, sibling_results)
-    if len(repeated) * 2 < len(_lines(output)):
-        repeated = []
+    repeated = repeats_of(output, sibling_results)
     broken = contradicted_facts(output, leaf.facts)
     if not repeated and not broken:
         return output
+    return redo(model, spec, leaf, ancestors, [*broken, *repeated], siblings=siblings, counts=tally)
+
+
+def redo(
+    model: Model,
+    spec: GoalSpec,
+    leaf: Subject,
+    ancestors: Sequence[Subject],
+    avoid: Sequence[str],
+    *,
+    siblings: Sequence[Subject] = (),
+    counts: TaskCounts | None = None,
+) -> str:
+    """Write ``leaf`` once more, naming the lines to ``avoid``; kept whatever it says (counted)."""
+    tally = counts if counts is not None else TaskCounts()
     tally.redone += 1
-    again = _Ask(spec, leaf, ancestors, siblings, avoid=[*broken, *repeated][:MAX_AVOID])
+    again = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID])
     return _attempts(model, "execute", again, parse_execution, tally)
 
 
 MAX_AVOID = 8
 """Repeated lines named in a redo prompt, at most."""
-
-
-def _lines(text: str) -> list[str]:
-    return [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
-
-
-def repeated_lines(output: str, others: Sequence[str]) -> list[str]:
-    """The lines of ``output`` that say what a line of one of ``others`` says (same words, or
-    nearly the same content words)."""
-    theirs = [line for other in others for line in _lines(other)]
-    return [line for line in _lines(output) if any(near_duplicate(line, t) for t in theirs)]

@@ -9,6 +9,7 @@ events and caches each node's decision until an event touches that node.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import partial
 
 from specswarm.plan.index import EVERYTHING, EventIndex
 from specswarm.plan.rules import LeafDecision, SplitDecision, assign_roles, decide_leaf, decide_split
@@ -36,7 +37,7 @@ class FoldState:
         stray run event in a log cannot take over the plan."""
         self._index = EventIndex(run)
         self._decisions: dict[str, SplitDecision | LeafDecision] = {}
-        self._roles: dict[str, str] | None = None
+        self._who: tuple[dict[str, str], dict[str, str]] | None = None  # roles, strategies
         self._plan: Plan | None = None
         self._tree: KeptTree | None = None  # the tree of the last plan(): None = grow from the root
         self._dirty: set[str] = set()  # nodes whose decision was dropped since the last plan()
@@ -78,7 +79,7 @@ class FoldState:
         self._plan = None
         if touched == EVERYTHING:
             self._decisions.clear()
-            self._roles = None
+            self._who = None
             self._tree = None
             self._dirty.clear()
         elif touched is not None:
@@ -93,9 +94,12 @@ class FoldState:
         return run.body.spec if run is not None and isinstance(run.body, RunBody) else None
 
     def roles(self) -> dict[str, str]:
-        if self._roles is None:
-            self._roles = assign_roles(self.run_event, self._index.joins) if self.run_event else {}
-        return self._roles
+        return self._roles_and_strategies()[0]
+
+    def _roles_and_strategies(self) -> tuple[dict[str, str], dict[str, str]]:
+        if self._who is None:
+            self._who = assign_roles(self.run_event, self._index.joins) if self.run_event else ({}, {})
+        return self._who
 
     def plan(self) -> Plan:
         if self._plan is None:
@@ -131,9 +135,8 @@ class FoldState:
         counts["proposals_outside_tree"] = counts.get("proposal", 0) - tree.counted
         nodes = dict(tree.nodes)
         run_id = run.run
-        return Plan(
-            run_id, spec, nodes, roles, counts, tree.incomplete == 0, lambda: tree.digest(run_id, nodes)
-        )
+        complete, digest = tree.incomplete == 0, partial(tree.digest, run_id, nodes)
+        return Plan(run_id, spec, nodes, roles, counts, complete, digest, self._roles_and_strategies()[1])
 
     # -- one node's view, from its cached decision -------------------------------------------
     def _params(self) -> tuple[str, Mapping[str, str], int, int, int]:

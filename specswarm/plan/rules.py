@@ -11,9 +11,11 @@ takes the events that bear on one decision and returns the views. The rules:
   ``best`` — the first q *decisive* ballots decide (a scorer's decisive ballot is its least
   ballot for the node that ranks an approved split; the q least of those, one per scorer):
   Borda points over the approved splits each ranks (k, k-1, .. 1), then the higher mean
-  score, then the least (lamport, author, id); with fewer than q decisive ballots none is
-  accepted yet. ``first`` (runs made before ballots) — the one whose quorum-completing vote is
-  least in (lamport, author), then the higher mean score, then the lesser id;
+  score, then what the split says (:func:`content_key`: the same proposals give the same
+  winner whatever the timing), then the least (lamport, author, id); with fewer than q
+  decisive ballots none is accepted yet. ``first`` (runs made before ballots) — the one
+  whose quorum-completing vote is least in (lamport, author), then the higher mean score,
+  then the lesser id;
 * on a leaf, the least (lamport, author) live claim wins; a claim named in a later claim's
   ``supersedes`` is dead;
 * one result counts per leaf: the one under the least claim, then least id.
@@ -34,6 +36,7 @@ from specswarm.protocol.bodies import (
     RunBody,
     VoteBody,
 )
+from specswarm.protocol.canonical import canonical_bytes
 from specswarm.protocol.events import Event, admission_valid
 
 SplitDecision = tuple[tuple[ProposalView, ...], str | None]
@@ -47,13 +50,15 @@ def least(a: Event | None, b: Event) -> Event:
     return b if a is None or (b.lamport, b.id) < (a.lamport, a.id) else a
 
 
-def assign_roles(run: Event, joins: Mapping[str, Iterable[Event]]) -> dict[str, str]:
-    """peer id -> role, from every author's joins (``joins``: author -> its join events)."""
+def assign_roles(run: Event, joins: Mapping[str, Iterable[Event]]) -> tuple[dict[str, str], dict[str, str]]:
+    """peer id -> role, and decomposer peer id -> the strategy it declares, from every author's
+    counted join (``joins``: author -> its join events)."""
     assert isinstance(run.body, RunBody)
     access = run.body.spec.access
     allow = set(access.peers)
     admission = run.body.admission
     roles: dict[str, str] = {}
+    strategies: dict[str, str] = {}
     for author, events in joins.items():
         if access.mode == "allowlist" and author not in allow:
             continue
@@ -68,7 +73,9 @@ def assign_roles(run: Event, joins: Mapping[str, Iterable[Event]]) -> dict[str, 
         if best is not None:
             assert isinstance(best.body, JoinBody)
             roles[author] = best.body.role
-    return roles
+            if best.body.role == "decomposer" and best.body.strategy:
+                strategies[author] = best.body.strategy
+    return roles, strategies
 
 
 def _vote_view(v: Event) -> VoteView:
@@ -99,9 +106,9 @@ def decide_split(
     own word for word: :func:`split_key`; the greedy model is stuck, and a decomposer does not
     revise it again) and none is pending, the node takes the best rejected one
     (the most approving votes -- the lenses that found no fault -- then the highest mean score,
-    then the least (lamport, author, id)); its votes keep the critiques. A
-    split that later reaches quorum still wins. Without it a node that cannot be split to the
-    scorers' liking would stall the whole run."""
+    then what it says (:func:`content_key`), then the least (lamport, author, id)); its votes
+    keep the critiques. A split that later reaches quorum still wins. Without it a node that
+    cannot be split to the scorers' liking would stall the whole run."""
     candidates: list[tuple[tuple[int, str, int, str], str]] = []
     counted: list[tuple[Event, ProposalBody, list[Event], int, int, int | None]] = []
     for prop in proposals:
@@ -125,9 +132,9 @@ def decide_split(
         accepted = min(candidates)[1] if candidates else None
     else:
         means = {prop.id: mean or 0 for prop, _, _, _, _, mean in counted}
-        orders = {prop.id: prop.order for prop, *_ in counted}
+        ties = {prop.id: (content_key(body.children), prop.order) for prop, body, *_ in counted}
         points = _borda({pid for _, pid in candidates}, ballots, run, roles, q)
-        accepted = min(points, key=lambda pid: (-points[pid], -means[pid], orders[pid])) if points else None
+        accepted = min(points, key=lambda pid: (-points[pid], -means[pid], ties[pid])) if points else None
     if accepted is None and chain is not None:
         accepted = _best_rejected(counted, q, n_scorers, chain)
     views = []
@@ -196,21 +203,32 @@ def _best_rejected(
     """The fallback of :func:`decide_split`: the best rejected proposal once every proposing
     decomposer's chain of revisions is used up (None while any proposal may still pass)."""
     rejected: dict[str, list[tuple[tuple[int, int], tuple[int, str, str], tuple[str, ...]]]] = {}
+    contents: dict[tuple[int, str, str], str] = {}
     for prop, body, _, n_app, n_rej, mean in counted:
         if n_rej <= n_scorers - q:
             return None  # still pending: quorum can be reached
         merit = (n_app, mean or 0)
         rejected.setdefault(prop.author, []).append((merit, prop.order, split_key(body.children)))
+        contents[prop.order] = content_key(body.children)
     if not rejected or not all(len(c) >= chain or _stuck(c) for c in rejected.values()):
         return None
-    best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)
-    return best[2][2]
+    best = min(
+        (-app, -mean, contents[order], order) for c in rejected.values() for (app, mean), order, _ in c
+    )
+    return best[3][2]
 
 
 def _stuck(chain_of: list[tuple[tuple[int, int], tuple[int, str, str], tuple[str, ...]]]) -> bool:
     """The author's latest proposal repeats an earlier one of its own."""
     latest = max(chain_of, key=lambda entry: entry[1])
     return any(key == latest[2] for _, order, key in chain_of if order != latest[1])
+
+
+def content_key(children: Iterable[Child]) -> str:
+    """What a split says, as one comparable string (its children's titles, details, facts and
+    leaf flags, in order): ties between splits are broken by it rather than by who proposed
+    first, so the same proposals give the same winner whatever the timing and the peer ids."""
+    return canonical_bytes([c.to_json() for c in children]).decode()
 
 
 def split_key(children: Iterable[Child]) -> tuple[str, ...]:

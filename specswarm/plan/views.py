@@ -139,6 +139,8 @@ class Plan:
     """Events held, by kind, plus ``ignored`` (valid but not counted: wrong role, unknown node...)."""
     complete: bool
     _digest_fn: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    strategies: Mapping[str, str] = field(default_factory=dict)
+    """decomposer peer id -> the strategy its join declares."""
 
     @cached_property
     def digest(self) -> str:

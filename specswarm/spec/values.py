@@ -141,9 +141,9 @@ class TreeLimits:
     select: Literal["best", "first"] = "best"
     """Which approved split of a node wins: ``best``, by the scorers' ranked ballots (Borda), or
     ``first``, the first to reach quorum (the rule of runs made before ballots)."""
-    ballot_wait: float = 60.0
-    """Seconds a scorer waits, once a split of a node is approved, for the rival splits of the
-    node's other responsible decomposers before it casts its ballot anyway."""
+    ballot_wait: float = 600.0
+    """Seconds a scorer waits at most, once a split of a node is approved, for the node's live
+    rival decomposers and the live scorers' votes before it casts its ballot anyway."""
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,13 @@
 (:mod:`specswarm.model.parse` drops a proposed child whose title is a near-copy of the goal, its
 parent or another child before a split is ever proposed). The scorers' critics judge content
 instead (:mod:`specswarm.plan.critics.overlap`); this stays as it was so that parsing, and the
-cassettes recorded through it, do not change."""
+cassettes recorded through it, do not change. The same sameness, line by line, tells an executor
+that its result repeats a sibling's (:func:`repeats_of`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 NEAR_DUPLICATE = 0.75
 """Title token Jaccard at or above which two titles count as the same."""
@@ -66,3 +68,21 @@ def near_duplicate(a: str, b: str) -> bool:
         return True
     ta, tb = title_terms(a), title_terms(b)
     return bool(ta and tb) and jaccard(ta, tb) >= NEAR_DUPLICATE
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
+
+
+def repeated_lines(output: str, others: Sequence[str]) -> list[str]:
+    """The lines of ``output`` that say what a line of one of ``others`` says (same words, or
+    nearly the same content words)."""
+    theirs = [line for other in others for line in _lines(other)]
+    return [line for line in _lines(output) if any(near_duplicate(line, t) for t in theirs)]
+
+
+def repeats_of(output: str, others: Sequence[str]) -> list[str]:
+    """The lines of ``output`` that repeat ``others`` (:func:`repeated_lines`) when they make up
+    at least half of it (a result that shares a line or two is not a repeat); else none."""
+    repeated = repeated_lines(output, others)
+    return repeated if len(repeated) * 2 >= len(_lines(output)) else []

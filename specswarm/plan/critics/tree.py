@@ -16,12 +16,22 @@ def relatives_in_tree(nodes: Mapping[str, TreeItem], node_id: str) -> list[Relat
     for nid, n in nodes.items():
         children.setdefault(n.parent, []).append(nid)
 
-    def depth_of(nid: str) -> int:
-        d, cur, seen = 0, nodes[nid].parent, {nid}
+    def titles_to(nid: str) -> tuple[str, ...]:
+        """The titles from the root down to ``nid``."""
+        out, cur, seen = [nodes[nid].title], nodes[nid].parent, {nid}
         while cur is not None and cur in nodes and cur not in seen:
             seen.add(cur)
-            d, cur = d + 1, nodes[cur].parent
-        return d
+            out.append(nodes[cur].title)
+            cur = nodes[cur].parent
+        return tuple(reversed(out))
+
+    def depth_of(nid: str) -> int:
+        return len(titles_to(nid)) - 1
+
+    def in_order(ids: set[str]) -> list[str]:
+        # by depth, then by content (not by node id, which differs in every run): the critics'
+        # notes, and so the critiques a revision is asked to fix, are the same in every run
+        return sorted(ids, key=lambda s: (depth_of(s), titles_to(s), s))
 
     chain: list[str] = []
     cur = nodes[node_id].parent if node_id in nodes else None
@@ -46,7 +56,7 @@ def relatives_in_tree(nodes: Mapping[str, TreeItem], node_id: str) -> list[Relat
         return Relative(n.title, relation, n.detail, dict(n.facts), depth_of(nid), p.title if p else None)
 
     out = [rel(a, "ancestor") for a in chain]
-    out += [rel(s, "sibling") for s in sorted(beside, key=lambda s: (depth_of(s), s))]
+    out += [rel(s, "sibling") for s in in_order(beside)]
     rest = set(nodes) - set(chain) - beside - below - {node_id}
-    out += [rel(e, "elsewhere") for e in sorted(rest, key=lambda s: (depth_of(s), s))]
+    out += [rel(e, "elsewhere") for e in in_order(rest)]
     return out

@@ -17,6 +17,10 @@ from specswarm.swarm.roles.decomposer import Decomposer
 from specswarm.swarm.roles.executor import Executor
 from specswarm.swarm.roles.scorer import Scorer, shared_rating
 
+SLOW_OWNER_CLAIMS = 4
+"""A live decomposer keeps a node it owns for this many ``budget.claim_timeout`` before anyone
+takes it over."""
+
 
 def make_role(
     role: str, spec: GoalSpec, model_factory: Callable[[], Model] | None, strategy: str | None = None
@@ -26,9 +30,13 @@ def make_role(
     budget = spec.budget
     if role == "decomposer":
         # a live owner that is merely slow (queued behind other generations) keeps its node for
-        # as long as an executor keeps a claim; a disconnected owner loses it at once
+        # several times as long as an executor keeps a claim (a takeover brings in another
+        # strategy: more work, and a plan that depends on timing); a disconnected owner loses it
+        # at once
         return Decomposer(
-            model_factory, strategy or spec.strategy_for(0), takeover_seconds=budget.claim_timeout
+            model_factory,
+            strategy or spec.strategy_for(0),
+            takeover_seconds=SLOW_OWNER_CLAIMS * budget.claim_timeout,
         )
     if role == "scorer":
         return Scorer(model_factory, strategy or spec.lens_for(0))

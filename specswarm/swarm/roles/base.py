@@ -8,7 +8,7 @@ import fcntl
 import hashlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -40,13 +40,61 @@ RIVALS = 2
 """Decomposers that compete on a node below the root (every decomposer competes at the root)."""
 
 
+def content_path(plan: Plan, node_id: str) -> str:
+    """What ``node_id`` is about, independent of the run: the titles from the root down to it
+    (node ids derive from proposal ids, which differ in every run)."""
+    titles = []
+    cur: str | None = node_id
+    while cur is not None and cur in plan.nodes:
+        titles.append(plan.nodes[cur].title)
+        cur = plan.nodes[cur].parent
+    return "\n".join(reversed(titles))
+
+
 def owners_of(plan: Plan, node_id: str) -> list[str]:
-    """The decomposers responsible for splitting ``node_id``: all of them at the root, else the
-    :data:`RIVALS` first by a hash of (node, peer), so the work spreads and rivals differ."""
+    """The decomposers responsible for splitting ``node_id``: all of them at the root, else
+    :data:`RIVALS` of them with different strategies where the swarm has them. The strategies
+    are ranked by a hash of (the node's content path, strategy), and a strategy's peers by a
+    hash of (content path, peer): the work spreads, the rivals differ, and the same plan gets
+    the same strategies on every run (what a node is asked depends on its content, not on the
+    run's peer ids)."""
     decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
     if node_id == ROOT:
         return decs
-    return sorted(decs, key=lambda p: spread(node_id, p))[:RIVALS]
+    key = content_path(plan, node_id)
+    by_strategy: dict[str, list[str]] = {}
+    for peer in decs:
+        by_strategy.setdefault(plan.strategies.get(peer, ""), []).append(peer)
+    owners = [
+        min(by_strategy[s], key=lambda peer: spread(key, peer))
+        for s in sorted(by_strategy, key=lambda s: spread(key, s))
+    ][:RIVALS]
+    rest = sorted((p for p in decs if p not in owners), key=lambda peer: spread(key, peer))
+    return owners + rest[: RIVALS - len(owners)]
+
+
+def tree_orders(plan: Plan) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """node id -> its place in breadth-first order: (depth, its index among its siblings at
+    every level from the root down). The same for the same plan content in every run."""
+    orders: dict[str, tuple[int, tuple[int, ...]]] = {}
+    todo: list[tuple[str, tuple[int, ...]]] = [(ROOT, ())] if ROOT in plan.nodes else []
+    while todo:
+        nid, path = todo.pop()
+        orders[nid] = (len(path), path)
+        todo.extend((c, (*path, i)) for i, c in enumerate(plan.nodes[nid].children) if c in plan.nodes)
+    return orders
+
+
+def in_turn(plan: Plan, n: NodeView, orders: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> bool:
+    """Whether splits of ``n`` may be judged now: every node before it in breadth-first order
+    (:func:`tree_orders`) is settled (split, or a leaf). The critics judge a split against the
+    whole tree; judged in this order, the tree they see is the same in every run, whatever
+    the timing (splits are still written in parallel; only their judging takes turns)."""
+    orders = orders if orders is not None else tree_orders(plan)
+    mine = orders.get(n.id)
+    if mine is None:
+        return False
+    return all(m.leaf or m.accepted for m in plan.nodes.values() if orders.get(m.id, mine) < mine)
 
 
 def ancestors_of(plan: Plan, n: NodeView) -> list[NodeView]:

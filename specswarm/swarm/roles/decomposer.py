@@ -1,8 +1,16 @@
 """The decomposer: proposes splits of accepted, unsplit nodes, and revises rejected ones.
 
-All decomposers compete at the root; below it two of them per node (chosen by hashing the
-node id with each peer id: :func:`~specswarm.swarm.roles.base.owners_of`) propose rival
-splits, and anyone takes over once both are gone or slow, or once every proposal is dead.
+All decomposers compete at the root; below it two of them per node, with different
+strategies (chosen by hashing what the node is about with each strategy:
+:func:`~specswarm.swarm.roles.base.owners_of`), propose rival splits, and anyone takes over
+once both are gone or long silent, or once every proposal is dead.
+
+What a decomposer is asked, and how it checks its split before proposing, depends only on
+the node's ancestors and the stages beside its branch (fixed once their parents were split),
+never on what other branches or rival decomposers happen to have proposed so far: the same
+spec and a deterministic model give the same proposals in every run. The scorers then judge
+each split against the whole tree, node after node in breadth-first order
+(:func:`~specswarm.swarm.roles.base.in_turn`).
 """
 
 from __future__ import annotations
@@ -35,7 +43,8 @@ class Decomposer(ModelRole):
 
     def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
         """Root: everyone competes. Elsewhere: the node's two owners, or anyone once both are
-        gone or have not proposed within the takeover window, or once every proposal is dead."""
+        gone or have not proposed within the takeover window (a live owner queued behind the
+        machine's other generations keeps its node that long), or once every proposal is dead."""
         if n.id == ROOT:
             return True
         owners = owners_of(plan, n.id)
@@ -85,13 +94,12 @@ class Decomposer(ModelRole):
         critiques = review_lines(revising) if revising else []
         ancestors, siblings = ancestors_of(plan, n), siblings_of(plan, n)
         previous = list(revising.children) if revising else None
-        # the split is self-checked against the tree as the scorers will see it, and must not
-        # repeat one already on the table (a revision the greedy model copied word for word)
-        # nor copy half of a rival's (two rivals with the same parts give a ballot nothing to
-        # compare)
-        relatives = critics.relatives_in_tree(plan.nodes, n.id)
-        proposed = [p.children for p in n.proposals]
-        rivals = [p.children for p in n.proposals if p.author != node.peer_id]
+        # the split is self-checked against its ancestors and the stages beside its branch
+        # (what the scorers will see too, and the same in every run: not the other branches,
+        # which may or may not be split yet), and must not repeat one of this decomposer's own
+        # earlier splits (a revision the greedy model copied word for word)
+        relatives = [r for r in critics.relatives_in_tree(plan.nodes, n.id) if r.relation != "elsewhere"]
+        proposed = [p.children for p in n.proposals if p.author == node.peer_id]
         children = await self.think(
             node,
             n.id,
@@ -107,7 +115,6 @@ class Decomposer(ModelRole):
                 counts=node.counters.tasks,
                 relatives=relatives,
                 proposed=proposed,
-                rivals=rivals,
                 strategies=spec.roles.decomposer.strategies,
             ),
         )

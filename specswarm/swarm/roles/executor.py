@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 import trio
 
 from specswarm.model.base import Model
+from specswarm.plan.critics import repeats_of
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody, ResultBody
 from specswarm.protocol.identity import short_id
-from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, tree_orders
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -56,8 +57,10 @@ class Executor(ModelRole):
             if leaf.claim and leaf.claim_holder == node.peer_id and not self.backing_off(leaf.id):
                 await self._execute(node, plan, leaf, leaf.claim)
                 return
-        # 2. claim something unclaimed, or take over a dead holder's claim
-        for leaf in sorted(open_leaves, key=lambda n: spread(node.peer_id, n.id)):
+        # 2. claim something unclaimed, or take over a dead holder's claim: in tree order, so
+        # the earlier siblings a result is compared with (_execute) are under way already
+        orders = tree_orders(plan)
+        for leaf in sorted(open_leaves, key=lambda n: (orders.get(n.id, (0, ())), n.id)):
             if self.backing_off(leaf.id):
                 continue
             if leaf.claim is None:
@@ -89,24 +92,44 @@ class Executor(ModelRole):
         spec = plan.spec
         assert spec is not None
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
-        written = [s.result.output for s in siblings if s.result is not None]
         output = await self.think(
             node,
             leaf.id,
             lambda model: tasks.execute(
-                model,
-                spec,
-                leaf,
-                ancestors,
-                siblings=siblings,
-                sibling_results=written,
-                counts=node.counters.tasks,
+                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks
             ),
         )
         if output is None:
             return
+        # a result that repeats an earlier sibling's is written once more: compared with the
+        # siblings before it only, once they are written, so the same plan gets the same
+        # results whichever executor finished first
+        repeated = repeats_of(output, await self._earlier_results(node, leaf))
+        if repeated:
+            again = await self.think(
+                node,
+                leaf.id,
+                lambda model: tasks.redo(
+                    model, spec, leaf, ancestors, repeated, siblings=siblings, counts=node.counters.tasks
+                ),
+            )
+            output = again if again is not None else output
         model_name = self._model.name if self._model is not None else "?"
         await node.publish(
             ResultBody(leaf=leaf.id, claim=claim_id, output=output[:19000], model=model_name[:190])
         )
         self.executed += 1
+
+    async def _earlier_results(self, node: Node, leaf: NodeView) -> list[str]:
+        """The results of the siblings before ``leaf``, once all are written (at most
+        ``claim_timeout`` seconds of waiting: then those written so far)."""
+        with trio.move_on_after(self.claim_timeout):
+            while True:
+                plan = node.plan()
+                parent = plan.nodes.get(leaf.parent or "")
+                kids = parent.children if parent is not None else ()
+                earlier = [plan.nodes[c] for c in kids[: kids.index(leaf.id)]] if leaf.id in kids else []
+                if all(s.result is not None for s in earlier):
+                    return [s.result.output for s in earlier if s.result is not None]
+                await node.wait_changed(1.0)
+        return [s.result.output for s in earlier if s.result is not None]

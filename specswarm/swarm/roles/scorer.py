@@ -8,13 +8,19 @@ reused only from a scorer of the same lens (same prompt, greedy model: the same 
 the same model; a vote with a model rating names the model that gave it (``VoteBody.model``).
 
 Under ``tree.select: best`` a scorer also casts one ranked ballot per node once a split of it
-is approved and the node's rival decomposers have had their say (or ``tree.ballot_wait`` has
-passed): the best split wins, not the first past the threshold (:mod:`specswarm.plan.rules`).
+is approved, the node's rival decomposers have had their say and every live scorer has voted
+on every approved split (or ``tree.ballot_wait`` has passed): the best split wins, not the
+first past the threshold (:mod:`specswarm.plan.rules`). The ballot ranks the splits by the
+whole board's votes (the most approving lenses, then the highest mean score, then content), so
+the ballots of a complete board agree, and which of them happen to arrive first does not
+change the winner.
 
 The critics judge a split against the whole folded tree: the node's ancestors, the stages
 planned beside its branch (siblings of it and of its ancestors) and every other node that is
 not below it (:func:`~specswarm.plan.critics.relatives_in_tree`), so a child that re-plans a
-stage another branch holds is caught."""
+stage another branch holds is caught. Nodes are judged in turn, in breadth-first order
+(:func:`~specswarm.swarm.roles.base.in_turn`): a split is voted on once every node before
+its node is settled, so the tree it is judged against is the same in every run."""
 
 from __future__ import annotations
 
@@ -26,10 +32,11 @@ import trio
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
+from specswarm.plan.rules import content_key
 from specswarm.plan.views import NodeView, Plan, ProposalView, VoteView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import RIVALS, ModelRole, owners_of
+from specswarm.swarm.roles.base import RIVALS, ModelRole, in_turn, owners_of, tree_orders
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -55,11 +62,15 @@ class Scorer(ModelRole):
         spec = plan.spec
         if spec is None:
             return
+        self.seen("run")
+        orders = tree_orders(plan)
         for n in sorted(plan.nodes.values(), key=lambda n: n.depth):
-            if n.leaf or n.accepted:
+            if n.leaf or n.accepted or not in_turn(plan, n, orders):
                 continue
             for p in n.proposals:
-                if p.status != "pending" or any(v.author == node.peer_id for v in p.votes):
+                # an approved split still gets this scorer's vote: the ballot ranks by the
+                # whole board's
+                if p.status not in ("pending", "approved") or any(v.author == node.peer_id for v in p.votes):
                     continue
                 if self.backing_off(p.id):
                     continue
@@ -74,8 +85,9 @@ class Scorer(ModelRole):
 
     def _ballot_due(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> bool:
         """Cast a ballot for ``n`` once a split of it is approved and either every live owner
-        of the node has settled (an approved split, or its revisions used up) or
-        ``tree.ballot_wait`` seconds have passed since this scorer saw the first approval."""
+        of the node has settled (an approved split, or its revisions used up) and every live
+        scorer has voted on every approved split, or ``tree.ballot_wait`` seconds have passed
+        since this scorer saw the first approval."""
         approved = {p.id for p in n.proposals if p.status == "approved"}
         if not approved or approved & self.balloted.get(n.id, frozenset()):
             return False  # nothing to rank, or this scorer's decisive ballot is cast
@@ -94,23 +106,23 @@ class Scorer(ModelRole):
         expected = declared if n.depth == 0 else min(RIVALS, declared)
         if len(owners) < expected:
             return False  # a declared rival has not joined (as far as this scorer has heard)
-        waiting = [o for o in owners if o not in settled and not node.peer_gone(o, since=first)]
-        return not waiting
+        # gone: unheard for the grace period, counted from when this scorer started at most
+        # (nodes are judged in turn: a dead peer is not waited for again at every node)
+        since = self.seen("run")
+        waiting = [o for o in owners if o not in settled and not node.peer_gone(o, since=since)]
+        if waiting:
+            return False
+        board = [peer for peer, role in plan.roles.items() if role == "scorer"]
+        return all(
+            any(v.author == scorer for v in p.votes) or node.peer_gone(scorer, since=since)
+            for p in n.proposals
+            if p.status == "approved"
+            for scorer in board
+        )
 
     async def _ballot(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> None:
-        """Rank the node's approved splits by this scorer's own score (its vote, else its lens'
-        mechanical verdict now), best first; ties by (lamport, author, id)."""
-        approved = [p for p in n.proposals if p.status == "approved"]
-        relatives = critics.relatives_in_tree(plan.nodes, n.id)
-
-        def own_score(p: ProposalView) -> int:
-            mine = next((v for v in p.votes if v.author == node.peer_id), None)
-            if mine is not None:
-                return mine.score
-            checks = critics.check_split(spec, n, p.children, n.depth, relatives=relatives)
-            return critics.combine(checks, approve_threshold=spec.tree.approve_threshold, lens=self.lens)[0]
-
-        ranking = sorted(approved, key=lambda p: (-own_score(p), p.lamport, p.author, p.id))
+        """Rank the node's approved splits by the board's votes, best first (:func:`board_rank`)."""
+        ranking = sorted((p for p in n.proposals if p.status == "approved"), key=board_rank)
         self.balloted[n.id] = frozenset(p.id for p in ranking)
         await node.publish(BallotBody(node=n.id, ranking=tuple(p.id for p in ranking)))
 
@@ -168,6 +180,14 @@ class Scorer(ModelRole):
                 model=rated_by[:190] if rated_by else None,
             )
         )
+
+
+def board_rank(p: ProposalView) -> tuple[int, float, str, int, str, str]:
+    """How the board ranks an approved split (least first): the most approving votes (lenses
+    that found no fault), then the highest mean score of all votes cast on it, then what it says
+    (:func:`~specswarm.plan.rules.content_key`), then (lamport, author, id)."""
+    mean = sum(v.score for v in p.votes) / len(p.votes) if p.votes else 0.0
+    return (-p.approvals, -mean, content_key(p.children), p.lamport, p.author, p.id)
 
 
 def shared_rating(node: Node, node_id: str, proposal_id: str, lens: str) -> int | None:
