@@ -911,6 +911,28 @@ def test_borda_points_then_mean_score_then_order() -> None:
     assert fold(sw.events).root.accepted == early.id  # type: ignore[union-attr]  # 3 points to 1
 
 
+def test_a_tie_of_points_and_mean_goes_by_content_not_by_who_proposed_first() -> None:
+    """Two approved splits with the same Borda points and mean score: the winner is the one whose
+    content sorts first, whichever was proposed first and by whom (so that the same proposals
+    give the same plan in every run)."""
+    winners = set()
+    for first, second in ((["Aa x", "Aa y"], ["Bb x", "Bb y"]), (["Bb x", "Bb y"], ["Aa x", "Aa y"])):
+        sw = make_swarm(max_depth=1, select="best")
+        a, b = sw.peers["decomposer"]
+        p1 = sw.propose(a, ROOT, first, leaf=True, lamport=1)
+        p2 = sw.propose(b, ROOT, second, leaf=True, lamport=2)
+        for s in scorers(sw):
+            sw.vote(s, p1, True, 80, lamport=3)
+            sw.vote(s, p2, True, 80, lamport=4)
+        s1, s2, _ = scorers(sw)
+        sw.ballot(s1, ROOT, [p1, p2], lamport=11)
+        sw.ballot(s2, ROOT, [p2, p1], lamport=12)
+        root = fold(sw.events).root
+        assert root is not None and root.accepted is not None
+        winners.add(tuple(c.title for c in root.accepted_proposal.children))  # type: ignore[union-attr]
+    assert winners == {("Aa x", "Aa y")}
+
+
 def test_only_a_scorers_first_decisive_ballot_counts() -> None:
     sw = make_swarm(max_depth=1, select="best")
     a, _ = sw.peers["decomposer"]

@@ -1,0 +1,101 @@
+"""Reproducible plans: the same spec and a deterministic model give the same plan content in
+every run, whatever the timing, the peer ids and the gossip losses.
+
+The swarm here is the real node and role code on the in-memory transport, with a scripted model
+whose every answer carries a hash of its whole prompt (so any prompt that depends on timing --
+which rival proposed first, which branch was split first, which sibling leaf finished first --
+changes the plan) and that sleeps a random time per generation (so peers finish in a different
+order in every run). Before plans were made timing-independent, six such runs gave six different
+content digests."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import time
+from typing import Any
+
+import trio
+
+from specswarm.model.base import Generation, GenerationRequest
+from specswarm.model.replay import ScriptedModel, scripted_answer
+from specswarm.plan import Plan
+from specswarm.swarm.roles.base import content_path, owners_of
+from specswarm.testing.local import run_local
+from tests.swarmkit import swarm_spec
+
+
+def prompt_sensitive(req: GenerationRequest) -> str:
+    """The scripted answer, with a hash of the whole prompt in every split's details and in
+    every result."""
+    text = scripted_answer(req)
+    mark = hashlib.sha256(req.prompt.encode()).hexdigest()[:6]
+    if re.search(r"^Task: ", req.prompt, re.M):
+        return f"{text}\n- Keep reference {mark} with the booking."
+    if re.search(r"^Goal to split: ", req.prompt, re.M):
+        return re.sub(r"\.( \(\w+: \d+\))?$", rf" (ref {mark}).\1", text, flags=re.M)
+    return text
+
+
+class Jittery(ScriptedModel):
+    """A prompt-sensitive scripted model that takes a random 0-50 ms per generation."""
+
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__(prompt_sensitive)
+        self.rng = rng
+
+    def generate(self, req: GenerationRequest) -> Generation:
+        time.sleep(self.rng.random() * 0.05)
+        return super().generate(req)
+
+
+def spec() -> dict[str, Any]:
+    """Three decomposers with three strategies the scripted model tells apart, three scorers
+    (one per lens), two executors, depth 2."""
+    s = swarm_spec(seconds=120)
+    s["roles"]["decomposer"]["strategies"] = ["geography", "activity", "days"]
+    return s
+
+
+def run(seed: int, loss: float) -> Plan:
+    """One run: its own peer keys (from ``seed``), its own model timings, its own losses."""
+    rng = random.Random(seed * 7919)
+    _, swarm, _ = trio.run(
+        lambda: run_local(
+            spec(), lambda: Jittery(random.Random(rng.random())), seed=seed, timeout=120, loss=loss, delay=0.01
+        )
+    )
+    return next(iter(swarm.nodes.values())).plan()
+
+
+def test_the_same_spec_gives_the_same_plan_whatever_the_timing() -> None:
+    plans = [run(seed, loss=0.1) for seed in (1, 2, 3)]
+    assert all(p.complete for p in plans)
+    assert len({p.run_id for p in plans}) == 3  # three different runs, with different peers
+    assert len({frozenset(p.roles) for p in plans}) == 3
+    assert len({p.content_digest for p in plans}) == 1, [p.content_digest for p in plans]
+    # the prompts did reach the plan: every result carries the hash of its own prompt
+    leaves = [n for n in plans[0].nodes.values() if n.leaf]
+    assert leaves and all(n.result and "Keep reference" in n.result.output for n in leaves)
+    # and the plan is a competition: several strategies proposed, more than one proposal per node
+    root = plans[0].root
+    assert root is not None and len({p.strategy for p in root.proposals}) == 3
+
+
+def test_owners_of_a_node_depend_on_what_it_is_about_not_on_peer_ids() -> None:
+    """Below the root, the same node gets rivals of the same two strategies in every run."""
+
+    def owner_strategies(plan: Plan) -> dict[str, tuple[str, ...]]:
+        return {
+            content_path(plan, n.id): tuple(sorted(plan.strategies[o] for o in owners_of(plan, n.id)))
+            for n in plan.nodes.values()
+            if n.depth == 1
+        }
+
+    a, b = run(4, 0.0), run(5, 0.0)
+    assert set(a.roles).isdisjoint(b.roles)
+    owners = owner_strategies(a)
+    assert owners == owner_strategies(b)
+    assert all(len(set(s)) == 2 for s in owners.values())  # two different strategies compete
+    assert len(set(owners.values())) > 1  # and the work spreads over the strategies
