@@ -121,15 +121,23 @@ class Executor(ModelRole):
         self.executed += 1
 
     async def _earlier_results(self, node: Node, leaf: NodeView) -> list[str]:
-        """The results of the siblings before ``leaf``, once all are written (at most
-        ``claim_timeout`` seconds of waiting: then those written so far)."""
+        """The results of the siblings before ``leaf``, once all are written. Waiting stops early
+        (with those written so far) when one of them is held by no live executor, and after
+        ``claim_timeout`` seconds: a failure is not waited out here (it is taken over)."""
+        earlier: list[NodeView] = []
         with trio.move_on_after(self.claim_timeout):
             while True:
                 plan = node.plan()
                 parent = plan.nodes.get(leaf.parent or "")
                 kids = parent.children if parent is not None else ()
                 earlier = [plan.nodes[c] for c in kids[: kids.index(leaf.id)]] if leaf.id in kids else []
-                if all(s.result is not None for s in earlier):
-                    return [s.result.output for s in earlier if s.result is not None]
+                open_ = [s for s in earlier if s.result is None]
+                if not open_ or any(self._unattended(node, s) for s in open_):
+                    break
                 await node.wait_changed(1.0)
         return [s.result.output for s in earlier if s.result is not None]
+
+    def _unattended(self, node: Node, leaf: NodeView) -> bool:
+        """No live executor is working on ``leaf``: unclaimed, or its holder is gone."""
+        holder = leaf.claim_holder
+        return holder is None or (leaf.claim is not None and self.holder_gone(node, holder, leaf.claim))
