@@ -63,7 +63,12 @@ def run(seed: int, loss: float) -> Plan:
     rng = random.Random(seed * 7919)
     _, swarm, _ = trio.run(
         lambda: run_local(
-            spec(), lambda: Jittery(random.Random(rng.random())), seed=seed, timeout=120, loss=loss, delay=0.01
+            spec(),
+            lambda: Jittery(random.Random(rng.random())),
+            seed=seed,
+            timeout=120,
+            loss=loss,
+            delay=0.01,
         )
     )
     return next(iter(swarm.nodes.values())).plan()
@@ -99,3 +104,56 @@ def test_owners_of_a_node_depend_on_what_it_is_about_not_on_peer_ids() -> None:
     assert owners == owner_strategies(b)
     assert all(len(set(s)) == 2 for s in owners.values())  # two different strategies compete
     assert len(set(owners.values())) > 1  # and the work spreads over the strategies
+
+
+class _Peer:
+    """What ``Decomposer.responsible`` asks of its node: who it is, and whether a peer is gone."""
+
+    def __init__(self, peer_id: str, gone: set[str]) -> None:
+        self.peer_id = peer_id
+        self.gone = gone
+
+    def peer_gone(self, peer: str, since: float) -> bool:
+        return peer in self.gone
+
+
+def test_a_node_an_owner_took_up_is_not_taken_over_by_a_newcomer_while_an_owner_lives() -> None:
+    """Once an owner has proposed for a node, its chain of revisions runs out into the fold's
+    fallback: a third decomposer proposing after the takeover window (which depends on how
+    loaded the machine is) would change the plan. Only the owners' deaths hand the node over."""
+    from specswarm.plan import ROOT, child_id, fold
+    from specswarm.swarm.roles.decomposer import Decomposer
+    from specswarm.testing.synth import Swarm, minimal_spec
+
+    sw = Swarm(
+        spec=minimal_spec(
+            roles={
+                "decomposer": {"count": 3, "strategies": ["by place", "by day", "by theme"]},
+                "scorer": {"count": 3},
+                "executor": {"count": 1},
+                "observer": {"count": 0},
+            }
+        )
+    )
+    root = sw.accept(ROOT, ["Lisbon old town", "Sintra palaces"])
+    node_id = child_id(root.id, 0)
+    owners = owners_of(fold(sw.events), node_id)
+    owner = next(i for i in sw.peers["decomposer"] if i.peer_id == owners[0])
+    newcomer = next(i for i in sw.peers["decomposer"] if i.peer_id not in owners)
+    split = sw.propose(owner, node_id, ["Alfama walk", "Tram 28 ride"])
+    for scorer in sw.peers["scorer"]:
+        sw.vote(scorer, split, False, 30)
+    plan = fold(sw.events)
+    n = plan.nodes[node_id]
+    assert [p.status for p in n.proposals] == ["rejected"]  # no live proposal
+
+    async def ask(gone: set[str]) -> bool:
+        role = Decomposer(None, "by theme", takeover_seconds=0.0)
+        peer = _Peer(newcomer.peer_id, gone)
+        role.seen(node_id)
+        await trio.sleep(0.01)  # the takeover window has passed
+        return role.responsible(peer, plan, n)  # type: ignore[arg-type]
+
+    assert not trio.run(ask, set())  # the owners live: the node stays theirs
+    assert not trio.run(ask, {owners[0]})  # one owner gone, the other lives
+    assert trio.run(ask, set(owners))  # both gone: the newcomer finishes the node

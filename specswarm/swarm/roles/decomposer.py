@@ -42,9 +42,12 @@ class Decomposer(ModelRole):
         self.takeover_seconds = takeover_seconds
 
     def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
-        """Root: everyone competes. Elsewhere: the node's two owners, or anyone once both are
-        gone or have not proposed within the takeover window (a live owner queued behind the
-        machine's other generations keeps its node that long), or once every proposal is dead."""
+        """Root: everyone competes. Elsewhere: the node's two owners; anyone else only once no
+        proposal of it is alive and both owners are gone, or neither has proposed within the
+        takeover window (a live owner queued behind the machine's other generations keeps its
+        node that long). An owner that has proposed keeps the node: its chain of revisions runs
+        out into the fold's fallback, the best rejected split (a newcomer would restart that
+        chain, and make the plan depend on timing)."""
         if n.id == ROOT:
             return True
         owners = owners_of(plan, n.id)
@@ -58,6 +61,8 @@ class Decomposer(ModelRole):
         first = self.seen(n.id)
         if all(node.peer_gone(owner, since=first) for owner in owners):
             return True
+        if any(p.author in owners for p in n.proposals):
+            return False
         return trio.current_time() - first > self.takeover_seconds
 
     async def act(self, node: Node, plan: Plan) -> None:
