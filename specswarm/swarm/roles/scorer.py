@@ -80,7 +80,7 @@ class Scorer(ModelRole):
             return
         for n in sorted(plan.nodes.values(), key=lambda n: n.depth):
             if not n.leaf and not n.accepted and self._ballot_due(node, plan, n, spec):
-                await self._ballot(node, plan, n, spec)
+                await self._ballot(node, n)
                 return
 
     def _ballot_due(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> bool:
@@ -120,7 +120,7 @@ class Scorer(ModelRole):
             for scorer in board
         )
 
-    async def _ballot(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> None:
+    async def _ballot(self, node: Node, n: NodeView) -> None:
         """Rank the node's approved splits by the board's votes, best first (:func:`board_rank`)."""
         ranking = sorted((p for p in n.proposals if p.status == "approved"), key=board_rank)
         self.balloted[n.id] = frozenset(p.id for p in ranking)
