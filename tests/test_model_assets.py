@@ -122,3 +122,17 @@ def test_real_chunks_are_installed_and_add_up() -> None:
     paths = assets.chunk_paths()
     assert [p.name for p in paths] == [f"part{n:02d}.bin" for n in range(1, 23)]
     assert sum(p.stat().st_size for p in paths) == 1_117_320_768
+
+
+def test_assembly_progress_in_a_log_is_a_line_per_quarter(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a terminal (a CI log): no carriage returns, five short lines, not one of a hundred."""
+    from specswarm.cli.model import _progress_printer
+
+    progress = _progress_printer("assembling")
+    for done in range(0, 2**30 + 1, 2**20):
+        progress(done, 2**30)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert err.splitlines() == [
+        f"assembling: {pct:3d}% ({pct * 1024 // 100:,} / 1,024 MiB)" for pct in (0, 25, 50, 75, 100)
+    ]

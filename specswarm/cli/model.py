@@ -21,14 +21,17 @@ model_app = typer.Typer(
 
 
 def _progress_printer(label: str) -> Callable[[int, int], None]:
+    """On a terminal, one line redrawn at every percent; in a log (CI), a line every quarter."""
+    tty = sys.stderr.isatty()
+    step = 1 if tty else 25
     last = [-1]
 
     def progress(done: int, total: int) -> None:
         pct = done * 100 // max(1, total)
-        if pct != last[0]:
-            last[0] = pct
-            end = "\n" if done >= total else ""
-            sys.stderr.write(f"\r{label}: {pct:3d}% ({done / 2**20:,.0f} / {total / 2**20:,.0f} MiB)" + end)
+        if pct // step != last[0]:
+            last[0] = pct // step
+            line = f"{label}: {pct:3d}% ({done / 2**20:,.0f} / {total / 2**20:,.0f} MiB)"
+            sys.stderr.write(f"\r{line}" + ("\n" if done >= total else "") if tty else line + "\n")
             sys.stderr.flush()
 
     return progress
