@@ -212,3 +212,21 @@ def test_execution_output() -> None:
     with pytest.raises(OutputError, match="the answer was empty"):
         parse_execution("  ```\n```  ")
     assert len(parse_execution("- word\n" + "- other line\n- x\n" * 1000, max_chars=100)) <= 100
+
+
+def test_an_executor_answer_that_echoes_the_prompts_breadcrumb_keeps_only_its_content() -> None:
+    """The execute prompt says "Part of: <goal> > <stage>"; a small model often starts its lines
+    with that path (seen in a real japan run: a leaf whose whole result was the path)."""
+    goal = "Organize a 200-person technical conference"
+    answer = (
+        f"- {goal} > Venue > Book the hall - Reserve Hall B at the Messe for 12 May (EUR 4,000)\n"
+        f"- {goal} > Venue\n"
+        "- Order 220 chairs from the rental firm"
+    )
+    assert parse_execution(answer, goal=goal) == (
+        "- Reserve Hall B at the Messe for 12 May (EUR 4,000)\n- Order 220 chairs from the rental firm"
+    )
+    with pytest.raises(OutputError, match="empty"):
+        parse_execution(f"{goal} > Venue > Book the hall", goal=goal)
+    # a line that merely names the goal, without the path, stays
+    assert parse_execution(f"- {goal}: keep the budget sheet current", goal=goal).endswith("current")

@@ -1,21 +1,18 @@
 """Turn untrusted model text into validated data, or say precisely what is wrong.
 
-Model output is data, never trusted: these functions accept what small models
-actually write (code fences, chatty prose around the answer, ``-``/``*``/``•``
-bullets, ``1.``/``1)``/``Step 1:`` numbering, markdown bold, JSON arrays or
-objects) and then enforce the rules in code: the child count, title and
-detail lengths, no (near-)duplicates, no child that merely repeats its parent.
+Model output is data, never trusted: these functions accept what small models actually write
+(code fences, chatty prose around the answer, ``-``/``*``/``•`` bullets, ``1.``/``1)``/``Step
+1:`` numbering, markdown bold, JSON arrays or objects) and then enforce the rules in code: the
+child count, title and detail lengths, no (near-)duplicates, no child repeating its parent.
 
 A schema-constrained answer (:func:`specswarm.model.tasks.split_schema`,
 ``score_schema``) is JSON, and takes the same road: ``{"parts": [...]}`` through the JSON
 items, ``{"score": N}`` before the score patterns.
 
-Problems raise :class:`OutputError` whose message is written for the model: the
-task layer (:mod:`specswarm.model.tasks`) feeds it back in a retry prompt and
-turns it into a :class:`~specswarm.errors.ModelError` after the last retry.
-
-Children come out as :class:`~specswarm.protocol.bodies.Child`, the type a
-proposal body carries (importable from here too).
+Problems raise :class:`OutputError` whose message is written for the model: the task layer
+(:mod:`specswarm.model.tasks`) feeds it back in a retry prompt and turns it into a
+:class:`~specswarm.errors.ModelError` after the last retry. Children come out as
+:class:`~specswarm.protocol.bodies.Child`, the type a proposal body carries.
 """
 
 from __future__ import annotations
@@ -385,11 +382,15 @@ def parse_score(text: str) -> int:
     raise OutputError('no score found: answer with a line "Score: N" where N is 0 to 100')
 
 
-def parse_execution(text: str, *, max_chars: int = MAX_OUTPUT) -> str:
-    """Clean an executor answer: unwrap a lone fence, cut loops, bound the length."""
+def parse_execution(text: str, *, max_chars: int = MAX_OUTPUT, goal: str = "") -> str:
+    """Clean an executor answer: unwrap a lone fence, drop an echoed breadcrumb ("- <goal> > Tokyo
+    - Visit Senso-ji" keeps "- Visit Senso-ji", a bare one goes), cut loops, bound the length."""
     text = text.strip()
     if text.startswith("```"):
         text = unfence(text)
+    if goal:
+        crumb = re.compile(rf"^(\s*(?:[-*•]\s*)?){re.escape(goal)}\s*>[^\n]*?(?:\s+-\s+|:\s+|$)", re.M)
+        text = "\n".join(ln for ln in crumb.sub(r"\1", text).splitlines() if re.search(r"\w", ln))
     text, _ = cut_repeats(text)
     if not re.search(r"\w", text):
         raise OutputError("the answer was empty")

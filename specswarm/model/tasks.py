@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol, TypeVar
 
 from specswarm.errors import ModelError
@@ -370,7 +371,7 @@ def execute(
     two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
-    output = _attempts(model, "execute", ask, parse_execution, tally)
+    output = _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
     repeated = repeats_of(output, sibling_results)
     broken = contradicted_facts(output, leaf.facts)
     if not repeated and not broken:
@@ -392,7 +393,7 @@ def redo(
     tally = counts if counts is not None else TaskCounts()
     tally.redone += 1
     again = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID])
-    return _attempts(model, "execute", again, parse_execution, tally)
+    return _attempts(model, "execute", again, partial(parse_execution, goal=spec.goal), tally)
 
 
 MAX_AVOID = 8
