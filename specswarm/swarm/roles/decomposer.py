@@ -2,8 +2,8 @@
 
 All decomposers compete at the root; below it two of them per node, with different
 strategies (chosen by hashing what the node is about with each strategy:
-:func:`~specswarm.swarm.roles.base.owners_of`), propose rival splits, and anyone takes over
-once both are gone or long silent, or once every proposal is dead.
+:func:`~specswarm.swarm.roles.base.owners_of`), propose rival splits; anyone else takes over
+only once both owners are gone, or neither has proposed within the takeover window.
 
 What a decomposer is asked, and how it checks its split before proposing, depends only on
 the node's ancestors and the stages beside its branch (fixed once their parents were split),
