@@ -21,6 +21,7 @@ import trio
 from specswarm.model.base import Generation, GenerationRequest
 from specswarm.model.replay import ScriptedModel, scripted_answer
 from specswarm.plan import Plan
+from specswarm.render import render_plan
 from specswarm.swarm.roles.base import content_path, owners_of
 from specswarm.testing.local import run_local
 from tests.swarmkit import swarm_spec
@@ -80,12 +81,26 @@ def test_the_same_spec_gives_the_same_plan_whatever_the_timing() -> None:
     assert len({p.run_id for p in plans}) == 3  # three different runs, with different peers
     assert len({frozenset(p.roles) for p in plans}) == 3
     assert len({p.content_digest for p in plans}) == 1, [p.content_digest for p in plans]
+    # and the Markdown is the same, apart from the lines that name the run, its peers and events
+    assert len({masked_markdown(p) for p in plans}) == 1
     # the prompts did reach the plan: every result carries the hash of its own prompt
     leaves = [n for n in plans[0].nodes.values() if n.leaf]
     assert leaves and all(n.result and "Keep reference" in n.result.output for n in leaves)
     # and the plan is a competition: several strategies proposed, more than one proposal per node
     root = plans[0].root
     assert root is not None and len({p.strategy for p in root.proposals}) == 3
+
+
+def masked_markdown(plan: Plan) -> str:
+    """The plan's Markdown with what names this run masked: peer and event ids, the run and
+    full digests, the participants table and the count of events held (claims race)."""
+    text = render_plan(plan, "markdown")
+    text = re.sub(r"`…\w{6}`", "`PEER`", text)
+    text = re.sub(r"`[0-9a-f]{8}`", "`ID`", text)
+    lines = [
+        ln for ln in text.splitlines() if not re.match(r"(- \*\*(Run|Digest):|\| `12D3|Events held:)", ln)
+    ]
+    return "\n".join(lines)
 
 
 def test_owners_of_a_node_depend_on_what_it_is_about_not_on_peer_ids() -> None:

@@ -7,6 +7,7 @@ stays text.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -158,6 +159,21 @@ def failed_checks(proposal: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+def in_content_order(items: Any) -> list[Any]:
+    """Votes or proposals (export dicts) in an order that depends on what they say, not on who
+    said it when (a reproducible plan renders the same in every run): votes by lens, then score
+    and critique; proposals by status, strategy, then children."""
+
+    def key(item: Mapping[str, Any]) -> str:
+        if "children" in item:
+            return json.dumps(
+                [item.get("status"), item.get("strategy"), item.get("children")], sort_keys=True
+            )
+        return json.dumps([item.get("lens") or "", item.get("score"), item.get("critique")], sort_keys=True)
+
+    return sorted(items or (), key=key)
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 vote``, ``2 votes``."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
@@ -173,5 +189,6 @@ FILTERS = {
     "bullets": bullets,
     "plural": plural,
     "failed_checks": failed_checks,
+    "in_content_order": in_content_order,
     "prose": prose,
 }
