@@ -151,7 +151,12 @@ def test_off_a_terminal_the_sparse_lines_stay() -> None:
 
 # --- in a pseudo-terminal --------------------------------------------------------------
 
-SPEC = park_spec(400, 0.3, 60)
+SPEC = park_spec(400, 0.3, 60).replace(
+    "model: {backend: scripted}", "model: {backend: scripted, model_weight: 0.5}"
+)
+"""The park swarm, its scorer asking the model for a rating (so that, with the test model's delay
+below, a split stays in "voting" for a while: an instant vote left it there for a few
+milliseconds, and whether a frame caught that was luck)."""
 
 
 def run_in_pty(
@@ -162,7 +167,7 @@ def run_in_pty(
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "SPECSWARM_MODEL_BACKEND")}
-    env.update(TERM="xterm-256color")
+    env.update(TERM="xterm-256color", SPECSWARM_TEST_MODEL_DELAY="0.5")
     env.pop("NO_COLOR", None)
     proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
     os.close(slave)
