@@ -7,11 +7,11 @@ stays text.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from specswarm.protocol.canonical import canonical_bytes
 from specswarm.protocol.identity import short_id
 
 _HTML_TAG = re.compile(r"<(?=[A-Za-z/!?])")
@@ -164,12 +164,10 @@ def in_content_order(items: Any) -> list[Any]:
     said it when (a reproducible plan renders the same in every run): votes by lens, then score
     and critique; proposals by status, strategy, then children."""
 
-    def key(item: Mapping[str, Any]) -> str:
+    def key(item: Mapping[str, Any]) -> bytes:
         if "children" in item:
-            return json.dumps(
-                [item.get("status"), item.get("strategy"), item.get("children")], sort_keys=True
-            )
-        return json.dumps([item.get("lens") or "", item.get("score"), item.get("critique")], sort_keys=True)
+            return canonical_bytes([item.get("status"), item.get("strategy"), item.get("children")])
+        return canonical_bytes([item.get("lens") or "", item.get("score"), item.get("critique")])
 
     return sorted(items or (), key=key)
 

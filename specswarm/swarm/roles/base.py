@@ -8,7 +8,7 @@ import fcntl
 import hashlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -85,16 +85,14 @@ def tree_orders(plan: Plan) -> dict[str, tuple[int, tuple[int, ...]]]:
     return orders
 
 
-def in_turn(plan: Plan, n: NodeView, orders: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> bool:
-    """Whether splits of ``n`` may be judged now: every node before it in breadth-first order
-    (:func:`tree_orders`) is settled (split, or a leaf). The critics judge a split against the
-    whole tree; judged in this order, the tree they see is the same in every run, whatever
+def node_in_turn(plan: Plan) -> NodeView | None:
+    """The one node whose splits are judged now: the first in breadth-first order
+    (:func:`tree_orders`) that is neither split nor a leaf. The critics judge a split against
+    the whole tree; judged in this order, the tree they see is the same in every run, whatever
     the timing (splits are still written in parallel; only their judging takes turns)."""
-    orders = orders if orders is not None else tree_orders(plan)
-    mine = orders.get(n.id)
-    if mine is None:
-        return False
-    return all(m.leaf or m.accepted for m in plan.nodes.values() if orders.get(m.id, mine) < mine)
+    orders = tree_orders(plan)
+    open_ = [n for n in plan.nodes.values() if not (n.leaf or n.accepted) and n.id in orders]
+    return min(open_, key=lambda n: orders[n.id], default=None)
 
 
 def ancestors_of(plan: Plan, n: NodeView) -> list[NodeView]:

@@ -10,7 +10,7 @@ the node's ancestors and the stages beside its branch (fixed once their parents 
 never on what other branches or rival decomposers happen to have proposed so far: the same
 spec and a deterministic model give the same proposals in every run. The scorers then judge
 each split against the whole tree, node after node in breadth-first order
-(:func:`~specswarm.swarm.roles.base.in_turn`).
+(:func:`~specswarm.swarm.roles.base.node_in_turn`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ The critics judge a split against the whole folded tree: the node's ancestors, t
 planned beside its branch (siblings of it and of its ancestors) and every other node that is
 not below it (:func:`~specswarm.plan.critics.relatives_in_tree`), so a child that re-plans a
 stage another branch holds is caught. Nodes are judged in turn, in breadth-first order
-(:func:`~specswarm.swarm.roles.base.in_turn`): a split is voted on once every node before
+(:func:`~specswarm.swarm.roles.base.node_in_turn`): a split is voted on once every node before
 its node is settled, so the tree it is judged against is the same in every run."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from specswarm.plan.rules import content_key
 from specswarm.plan.views import NodeView, Plan, ProposalView, VoteView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import RIVALS, ModelRole, in_turn, owners_of, tree_orders
+from specswarm.swarm.roles.base import RIVALS, ModelRole, node_in_turn, owners_of
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -63,25 +63,20 @@ class Scorer(ModelRole):
         if spec is None:
             return
         self.seen("run")
-        orders = tree_orders(plan)
-        for n in sorted(plan.nodes.values(), key=lambda n: n.depth):
-            if n.leaf or n.accepted or not in_turn(plan, n, orders):
-                continue
-            for p in n.proposals:
-                # an approved split still gets this scorer's vote: the ballot ranks by the
-                # whole board's
-                if p.status not in ("pending", "approved") or any(v.author == node.peer_id for v in p.votes):
-                    continue
-                if self.backing_off(p.id):
-                    continue
-                await self._vote(node, plan, n, p, spec)
-                return
-        if spec.tree.select != "best":
+        n = node_in_turn(plan)
+        if n is None:
             return
-        for n in sorted(plan.nodes.values(), key=lambda n: n.depth):
-            if not n.leaf and not n.accepted and self._ballot_due(node, plan, n, spec):
-                await self._ballot(node, n)
-                return
+        for p in n.proposals:
+            # an approved split still gets this scorer's vote: the ballot ranks by the whole
+            # board's
+            if p.status not in ("pending", "approved") or any(v.author == node.peer_id for v in p.votes):
+                continue
+            if self.backing_off(p.id):
+                continue
+            await self._vote(node, plan, n, p, spec)
+            return
+        if spec.tree.select == "best" and self._ballot_due(node, plan, n, spec):
+            await self._ballot(node, n)
 
     def _ballot_due(self, node: Node, plan: Plan, n: NodeView, spec: GoalSpec) -> bool:
         """Cast a ballot for ``n`` once a split of it is approved and either every live owner
