@@ -66,13 +66,13 @@ class Swarm:
         self.events.append(self.run_event)
         assert isinstance(self.run_event.body, RunBody)
         for seat in self.run_event.body.spec.roster(order=("decomposer", "scorer", "executor", "observer")):
-            self.add_peer(seat.role)
+            self.add_peer(seat.role, strategy=seat.strategy if seat.role == "decomposer" else None)
 
-    def add_peer(self, role: str, admitted: bool = True) -> Identity:
+    def add_peer(self, role: str, admitted: bool = True, strategy: str | None = None) -> Identity:
         ident = _seeded_identity(self.rng)
         self.peers.setdefault(role, []).append(ident)
         adm = admit(self.admission, self.run, ident.peer_id, role) if self.admission and admitted else None
-        self.emit(ident, "join", {"role": role, "strategy": None, "admission": adm})
+        self.emit(ident, "join", {"role": role, "strategy": strategy, "admission": adm})
         return ident
 
     def emit(self, who: Identity, kind: str, body: Mapping[str, Any], lamport: int | None = None) -> Event:

@@ -51,26 +51,42 @@ def content_path(plan: Plan, node_id: str) -> str:
     return "\n".join(reversed(titles))
 
 
+def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
+    """The :data:`RIVALS` decomposer seats that split ``node_id`` below the root, as
+    (strategy, rank among that strategy's peers). They come from the spec's declared seats, not
+    from the joins this peer has heard: a peer that has not yet heard every join (gossip drops
+    some; anti-entropy brings them later) still picks the same rivals as the rest. Strategies
+    are ranked by a hash of (the node's content path, strategy); a strategy's second seat comes
+    after every strategy's first."""
+    spec = plan.spec
+    if spec is not None:
+        declared = [spec.strategy_for(i) for i in range(spec.roles.decomposer.count)]
+    else:  # a plan folded without its run event: only what the joins say
+        declared = [plan.strategies.get(p, "") for p, r in plan.roles.items() if r == "decomposer"]
+    key = content_path(plan, node_id)
+    seats = {s: declared.count(s) for s in declared}
+    ranked = sorted(((k, spread(key, s), s) for s, m in seats.items() for k in range(m)))
+    return [(s, k) for k, _, s in ranked[:RIVALS]]
+
+
 def owners_of(plan: Plan, node_id: str) -> list[str]:
-    """The decomposers responsible for splitting ``node_id``: all of them at the root, else
-    :data:`RIVALS` of them with different strategies where the swarm has them. The strategies
-    are ranked by a hash of (the node's content path, strategy), and a strategy's peers by a
-    hash of (content path, peer): the work spreads, the rivals differ, and the same plan gets
-    the same strategies on every run (what a node is asked depends on its content, not on the
-    run's peer ids)."""
+    """The decomposers responsible for splitting ``node_id``: all of them at the root, else the
+    peers in its :func:`owner_slots`: the work spreads, the rivals differ, and the same plan
+    gets the same strategies on every run (what a node is asked depends on its content, not on
+    the run's peer ids or on which joins arrived first). A strategy's peers are ranked by a
+    hash of (content path, peer); a seat whose peer this peer has not heard of is left out."""
     decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
     if node_id == ROOT:
         return decs
     key = content_path(plan, node_id)
-    by_strategy: dict[str, list[str]] = {}
-    for peer in decs:
-        by_strategy.setdefault(plan.strategies.get(peer, ""), []).append(peer)
-    owners = [
-        min(by_strategy[s], key=lambda peer: spread(key, peer))
-        for s in sorted(by_strategy, key=lambda s: spread(key, s))
-    ][:RIVALS]
-    rest = sorted((p for p in decs if p not in owners), key=lambda peer: spread(key, peer))
-    return owners + rest[: RIVALS - len(owners)]
+    owners = []
+    for strategy, rank in owner_slots(plan, node_id):
+        peers = sorted(
+            (p for p in decs if plan.strategies.get(p, "") == strategy), key=lambda p: spread(key, p)
+        )
+        if rank < len(peers):
+            owners.append(peers[rank])
+    return owners
 
 
 def tree_orders(plan: Plan) -> dict[str, tuple[int, tuple[int, ...]]]:
