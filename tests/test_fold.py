@@ -846,6 +846,67 @@ def test_the_fallback_prefers_a_split_some_lens_approved_over_a_higher_mean() ->
     assert fold(sw.events).root.accepted == props[(b.peer_id, 1)].id  # type: ignore[union-attr]
 
 
+def test_the_fallback_never_takes_a_split_that_repeats_other_parts_of_the_tree() -> None:
+    """A split a quorum found repeating other nodes (``repeats`` failed) loses the fallback to
+    any split that does not, whatever its score."""
+    sw = make_swarm(max_depth=1)
+    a, b = sw.peers["decomposer"]
+    props = {}
+    for who in (a, b):
+        for i in range(3):
+            prop = sw.propose(who, ROOT, [f"{who.peer_id[-3:]} {i} x", f"{i} y"], leaf=True)
+            props[(who.peer_id, i)] = prop
+            clean = (who, i) == (a, 2)
+            for s in scorers(sw):
+                sw.vote(s, prop, False, 20 if clean else 59, failed=() if clean else ("repeats",))
+    assert fold(sw.events).root.accepted == props[(a.peer_id, 2)].id  # type: ignore[union-attr]
+
+
+def test_a_node_whose_every_split_repeats_other_parts_is_done_as_one_task() -> None:
+    """Seen on todo-cli: all six splits of one stage re-listed the root's other stages. Taking
+    the best of them planned those stages twice; the node becomes a leaf instead, claimed and
+    executed like any other, and a split that reaches quorum later still wins."""
+    sw = make_swarm(max_depth=2)
+    root = sw.accept(ROOT, ["Storage layer", "Sync protocol"])
+    sync = child_id(root.id, 1)
+    a, b = sw.peers["decomposer"]
+    for who in (a, b):
+        for i in range(3):
+            prop = sw.propose(who, sync, [f"{who.peer_id[-3:]} storage {i}", f"sync {i}"], leaf=True)
+            for j, s in enumerate(scorers(sw)):
+                # a quorum (2 of 3) saw the repeat; one lens did not
+                sw.vote(s, prop, False, 50, failed=("repeats",) if j < 2 else ())
+    plan = fold(sw.events)
+    node = plan.nodes[sync]
+    assert node.leaf and node.accepted is None and node.children == () and node.status == "unclaimed"
+    assert len(node.proposals) == 6 and {p.status for p in node.proposals} == {"rejected"}
+    assert sync in {n.id for n in plan.leaves()} and not plan.complete
+    # executed like any leaf
+    ex = sw.peers["executor"][0]
+    sw.result(ex, sync, sw.claim(ex, sync))
+    done = fold(sw.events)
+    assert done.nodes[sync].status == "done" and done.nodes[sync].result is not None
+    assert not done.complete  # the other stage still needs its split
+    # the same events in another order give the same plan, and the incremental fold agrees
+    assert fold(list(reversed(sw.events))).digest == done.digest
+    state = FoldState(sw.events[:-3])
+    for e in sw.events[-3:]:
+        state.apply(e)
+    assert state.plan().digest == done.digest
+    # a split that passes later still wins: the leaf becomes a split again
+    late = sw.propose(a, sync, ["Conflict rules", "Offline queue"], leaf=True)
+    for s in scorers(sw):
+        sw.vote(s, late, True, 80)
+    for s in scorers(sw):
+        sw.ballot(s, sync, [late])
+    state.apply(late)
+    for e in sw.events[-6:]:
+        state.apply(e)
+    again = state.plan()
+    assert again.nodes[sync].accepted == late.id and not again.nodes[sync].leaf
+    assert again.digest == fold(sw.events).digest
+
+
 def test_a_split_that_reaches_quorum_beats_the_fallback() -> None:
     sw = make_swarm(max_depth=1)
     a, b = sw.peers["decomposer"]

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 
 from specswarm.plan.index import EVERYTHING, EventIndex
-from specswarm.plan.rules import LeafDecision, SplitDecision, assign_roles, decide_leaf, decide_split
+from specswarm.plan.rules import (
+    AS_LEAF,
+    LeafDecision,
+    SplitDecision,
+    assign_roles,
+    decide_leaf,
+    decide_split,
+)
 from specswarm.plan.tree import KeptTree, NodeSeed
 from specswarm.plan.views import ROOT, NodeView, Plan, child_id
 from specswarm.protocol.bodies import ProposalBody, RunBody
@@ -36,7 +43,8 @@ class FoldState:
         fold follows the run that holds the most events (ties: the least run event id), so a
         stray run event in a log cannot take over the plan."""
         self._index = EventIndex(run)
-        self._decisions: dict[str, SplitDecision | LeafDecision] = {}
+        self._decisions: dict[str, SplitDecision] = {}
+        self._leaf_decisions: dict[str, LeafDecision] = {}  # apart: a split may end as a leaf
         self._who: tuple[dict[str, str], dict[str, str]] | None = None  # roles, strategies
         self._plan: Plan | None = None
         self._tree: KeptTree | None = None  # the tree of the last plan(): None = grow from the root
@@ -79,11 +87,13 @@ class FoldState:
         self._plan = None
         if touched == EVERYTHING:
             self._decisions.clear()
+            self._leaf_decisions.clear()
             self._who = None
             self._tree = None
             self._dirty.clear()
         elif touched is not None:
             self._decisions.pop(touched, None)
+            self._leaf_decisions.pop(touched, None)
             self._dirty.add(touched)
         return True
 
@@ -168,6 +178,23 @@ class FoldState:
                 result,
             ), []
         proposals, accepted = self._decide_split(run, seed.id, roles, q, n_scorers)
+        if accepted == AS_LEAF:  # no split serves: the node is done as one task
+            claims, claim, result = self._decide_leaf(run, seed.id, roles)
+            return NodeView(
+                seed.id,
+                seed.parent,
+                seed.title,
+                seed.detail,
+                seed.depth,
+                True,
+                seed.facts,
+                (),
+                proposals,
+                None,
+                claims,
+                claim,
+                result,
+            ), []
         children: list[str] = []
         seeds: list[NodeSeed] = []
         if accepted is not None:
@@ -212,15 +239,15 @@ class FoldState:
             ballots = index.ballots.get(node, {}).values() if best else None
             cached = decide_split(run, node, proposals, votes, roles, q, n_scorers, chain, ballots)
             self._decisions[node] = cached
-        return cached  # type: ignore[return-value]
+        return cached
 
     def _decide_leaf(self, run: str, leaf: str, roles: Mapping[str, str]) -> LeafDecision:
-        cached = self._decisions.get(leaf)
+        cached = self._leaf_decisions.get(leaf)
         if cached is None:
             results = self._index.results.get(leaf, {}).values()
             cached = decide_leaf(run, self._index.claims.get(leaf, {}), results, roles)
-            self._decisions[leaf] = cached
-        return cached  # type: ignore[return-value]
+            self._leaf_decisions[leaf] = cached
+        return cached
 
 
 def fold(events: Iterable[Event]) -> Plan:

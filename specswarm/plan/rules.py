@@ -43,6 +43,10 @@ SplitDecision = tuple[tuple[ProposalView, ...], str | None]
 """Every counted proposal of a node (accepted first), and the accepted one's id."""
 LeafDecision = tuple[tuple[ClaimView, ...], str | None, ResultView | None]
 """Every counted claim on a leaf, the winning claim's id, and the counted result."""
+AS_LEAF = "leaf"
+"""The accepted id :func:`decide_split` gives a node that none of its splits can serve: the
+fallback found every rejected split re-planning other parts of the tree (see
+:func:`_best_rejected`). The node becomes a leaf, done as one task."""
 
 
 def least(a: Event | None, b: Event) -> Event:
@@ -108,7 +112,9 @@ def decide_split(
     (the most approving votes -- the lenses that found no fault -- then the highest mean score,
     then what it says (:func:`content_key`), then the least (lamport, author, id)); its votes
     keep the critiques. A split that later reaches quorum still wins. Without it a node that
-    cannot be split to the scorers' liking would stall the whole run."""
+    cannot be split to the scorers' liking would stall the whole run. A split a quorum found
+    repeating other parts of the tree (the ``repeats`` check) is never the fallback; when every
+    one does, the accepted id is :data:`AS_LEAF`."""
     candidates: list[tuple[tuple[int, str, int, str], str]] = []
     counted: list[tuple[Event, ProposalBody, list[Event], int, int, int | None]] = []
     for prop in proposals:
@@ -204,18 +210,32 @@ def _best_rejected(
     decomposer's chain of revisions is used up (None while any proposal may still pass)."""
     rejected: dict[str, list[tuple[tuple[int, int], tuple[int, str, str], tuple[str, ...]]]] = {}
     contents: dict[tuple[int, str, str], str] = {}
-    for prop, body, _, n_app, n_rej, mean in counted:
+    repeating: set[tuple[int, str, str]] = set()
+    for prop, body, cast, n_app, n_rej, mean in counted:
         if n_rej <= n_scorers - q:
             return None  # still pending: quorum can be reached
         merit = (n_app, mean or 0)
         rejected.setdefault(prop.author, []).append((merit, prop.order, split_key(body.children)))
         contents[prop.order] = content_key(body.children)
+        if sum(_failed(v, "repeats") for v in cast) >= q:
+            repeating.add(prop.order)
     if not rejected or not all(len(c) >= chain or _stuck(c) for c in rejected.values()):
         return None
-    best = min(
-        (-app, -mean, contents[order], order) for c in rejected.values() for (app, mean), order, _ in c
-    )
-    return best[3][2]
+    usable = [
+        (-app, -mean, contents[order], order)
+        for c in rejected.values()
+        for (app, mean), order, _ in c
+        if order not in repeating
+    ]
+    # every split re-plans what other nodes already hold (a quorum's ``repeats`` check failed):
+    # taking one would plan those things twice; the node is better done as one task
+    return min(usable)[3][2] if usable else AS_LEAF
+
+
+def _failed(vote: Event, check: str) -> bool:
+    """Whether ``vote`` reports the mechanical check named ``check`` as failed."""
+    body = vote.body
+    return isinstance(body, VoteBody) and any(c.name == check and not c.passed for c in body.checks)
 
 
 def _stuck(chain_of: list[tuple[tuple[int, int], tuple[int, str, str], tuple[str, ...]]]) -> bool:

@@ -54,7 +54,10 @@ class KeptTree:
     def rebuild(self, node: str, derive: Derive) -> None:
         """Re-derive one node; if its accepted split changed, its whole subtree."""
         old = self.nodes[node]
-        seed = NodeSeed(old.id, old.parent, old.title, old.detail, old.depth, old.leaf, old.facts)
+        # a leaf with proposals was not declared one: no split served it (rules.AS_LEAF), and a
+        # later vote may still pass one
+        declared_leaf = old.leaf and not old.proposals
+        seed = NodeSeed(old.id, old.parent, old.title, old.detail, old.depth, declared_leaf, old.facts)
         view, seeds = derive(seed)
         self._drop(old)
         if view.accepted != old.accepted:

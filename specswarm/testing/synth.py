@@ -112,8 +112,19 @@ class Swarm:
         )
 
     def vote(
-        self, who: Identity, proposal: Event, approve: bool, score: int = 80, lamport: int | None = None
+        self,
+        who: Identity,
+        proposal: Event,
+        approve: bool,
+        score: int = 80,
+        lamport: int | None = None,
+        failed: tuple[str, ...] = (),
     ) -> Event:
+        """A vote whose mechanical checks pass, apart from those named in ``failed``."""
+        checks = [
+            {"name": n, "score": 100, "passed": True, "note": "ok"} for n in ("count",) if n not in failed
+        ]
+        checks += [{"name": n, "score": 20, "passed": False, "note": f"{n} failed"} for n in failed]
         return self.emit(
             who,
             "vote",
@@ -122,7 +133,7 @@ class Swarm:
                 "approve": approve,
                 "score": score,
                 "critique": "fine" if approve else "too vague",
-                "checks": [{"name": "count", "score": 100, "passed": True, "note": "ok"}],
+                "checks": checks,
                 "model_score": None,
             },
             lamport,
