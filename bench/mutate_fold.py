@@ -45,8 +45,7 @@ MUTANTS = (
     Mutant(
         "first-past-quorum",
         "the best rule falls back to the first split past the quorum (ballots ignored)",
-        "accepted = min(points, key=lambda pid: (-points[pid], -means[pid], orders[pid])) "
-        "if points else None",
+        "accepted = min(points, key=lambda pid: (-points[pid], -means[pid], ties[pid])) if points else None",
         "accepted = min(candidates)[1] if candidates else None",
     ),
     Mutant(
@@ -64,8 +63,8 @@ MUTANTS = (
     Mutant(
         "worse-mean-wins-ties",
         "on equal Borda points the lower mean score wins",
-        "-points[pid], -means[pid], orders[pid]",
-        "-points[pid], means[pid], orders[pid]",
+        "-points[pid], -means[pid], ties[pid]",
+        "-points[pid], means[pid], ties[pid]",
     ),
     Mutant(
         "latest-first-past-quorum",
@@ -76,14 +75,14 @@ MUTANTS = (
     Mutant(
         "fallback-worst-rejected",
         "the fallback takes the worst rejected split, not the best",
-        "best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
-        "best = max((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+        "return min(usable)[3][2] if usable else AS_LEAF",
+        "return max(usable)[3][2] if usable else AS_LEAF",
     ),
     Mutant(
         "fallback-mean-only",
         "the fallback ranks rejected splits by mean score alone (approving votes ignored)",
-        "best = min((-app, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
-        "best = min((0, -mean, order) for c in rejected.values() for (app, mean), order, _ in c)",
+        "(-app, -mean, contents[order], order)",
+        "(0, -mean, contents[order], order)",
     ),
     Mutant(
         "fallback-early",
@@ -96,6 +95,18 @@ MUTANTS = (
         "a chain whose latest revision repeats its author word for word stays open",
         "if not rejected or not all(len(c) >= chain or _stuck(c) for c in rejected.values()):",
         "if not rejected or not all(len(c) >= chain for c in rejected.values()):",
+    ),
+    Mutant(
+        "fallback-takes-repeats",
+        "the fallback may take a split a quorum found repeating other parts of the tree",
+        "        if order not in repeating\n",
+        "",
+    ),
+    Mutant(
+        "repeats-never-a-leaf",
+        "a node whose every split repeats other parts takes the best of them, not a leaf",
+        "return min(usable)[3][2] if usable else AS_LEAF",
+        "return min(usable or [(0, 0, '', o) for c in rejected.values() for _, o, _ in c])[3][2]",
     ),
     Mutant(
         "stuck-on-any-repeat",
