@@ -11,6 +11,7 @@ from specswarm.plan import ROOT, FoldState, Plan, child_id, fold
 from specswarm.protocol.canonical import digest as canonical_digest
 from specswarm.protocol.events import Event, admit, make_event, make_run_event
 from specswarm.protocol.identity import Identity
+from specswarm.render import render_plan
 from specswarm.spec import quorum_size, spec_from_json
 from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
@@ -886,6 +887,11 @@ def test_a_node_whose_every_split_repeats_other_parts_is_done_as_one_task() -> N
     sw.result(ex, sync, sw.claim(ex, sync))
     done = fold(sw.events)
     assert done.nodes[sync].status == "done" and done.nodes[sync].result is not None
+    # every export shows it (the JSON one is checked against schemas/plan.schema.json)
+    for fmt in ("json", "markdown"):
+        assert "sync 2" in render_plan(done, fmt)  # the rejected splits stay on record
+    assert "Done as one task" in render_plan(done, "markdown")
+    assert "Result for" in render_plan(done, "spec")
     assert not done.complete  # the other stage still needs its split
     # the same events in another order give the same plan, and the incremental fold agrees
     assert fold(list(reversed(sw.events))).digest == done.digest
@@ -1030,3 +1036,18 @@ def test_a_run_made_before_ballots_keeps_the_first_rule() -> None:
     assert sw.run_event.body.spec.tree.select == "first"
     early, late = _approved_pair(sw)
     assert fold(sw.events).root.accepted == early.id  # type: ignore[union-attr]
+
+
+def test_a_plan_with_a_split_awaiting_its_ballots_exports() -> None:
+    """An approved split before the ballots (status 'balloting': a run stopped then, say)
+    is a valid export in every format."""
+    sw = make_swarm(max_depth=1, select="best")
+    a, _ = sw.peers["decomposer"]
+    prop = sw.propose(a, ROOT, ["Alfama walk", "Belem tower"], leaf=True)
+    for s in scorers(sw):
+        sw.vote(s, prop, True, 80)
+    plan = fold(sw.events)
+    assert plan.root is not None and plan.root.status == "balloting"
+    for fmt in ("json", "markdown"):
+        assert "Alfama walk" in render_plan(plan, fmt)
+    assert "Plan a weekend in Lisbon" in render_plan(plan, "spec")
