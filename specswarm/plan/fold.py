@@ -21,7 +21,7 @@ from specswarm.plan.rules import (
     decide_split,
 )
 from specswarm.plan.tree import KeptTree, NodeSeed
-from specswarm.plan.views import ROOT, NodeView, Plan, child_id
+from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView, child_id
 from specswarm.protocol.bodies import ProposalBody, RunBody
 from specswarm.protocol.canonical import digest as canonical_digest
 from specswarm.protocol.events import Event
@@ -161,40 +161,10 @@ class FoldState:
         """The view of one node from its (cached) decision, and the seeds of its children."""
         run, roles, q, n_scorers, max_depth = params
         if seed.leaf:
-            claims, claim, result = self._decide_leaf(run, seed.id, roles)
-            return NodeView(
-                seed.id,
-                seed.parent,
-                seed.title,
-                seed.detail,
-                seed.depth,
-                True,
-                seed.facts,
-                (),
-                (),
-                None,
-                claims,
-                claim,
-                result,
-            ), []
+            return _leaf_view(seed, (), self._decide_leaf(run, seed.id, roles)), []
         proposals, accepted = self._decide_split(run, seed.id, roles, q, n_scorers)
         if accepted == AS_LEAF:  # no split serves: the node is done as one task
-            claims, claim, result = self._decide_leaf(run, seed.id, roles)
-            return NodeView(
-                seed.id,
-                seed.parent,
-                seed.title,
-                seed.detail,
-                seed.depth,
-                True,
-                seed.facts,
-                (),
-                proposals,
-                None,
-                claims,
-                claim,
-                result,
-            ), []
+            return _leaf_view(seed, proposals, self._decide_leaf(run, seed.id, roles)), []
         children: list[str] = []
         seeds: list[NodeSeed] = []
         if accepted is not None:
@@ -248,6 +218,26 @@ class FoldState:
             cached = decide_leaf(run, self._index.claims.get(leaf, {}), results, roles)
             self._leaf_decisions[leaf] = cached
         return cached
+
+
+def _leaf_view(seed: NodeSeed, proposals: tuple[ProposalView, ...], decision: LeafDecision) -> NodeView:
+    """The view of a leaf: a declared one (no proposals), or a node no split served."""
+    claims, claim, result = decision
+    return NodeView(
+        seed.id,
+        seed.parent,
+        seed.title,
+        seed.detail,
+        seed.depth,
+        True,
+        seed.facts,
+        (),
+        proposals,
+        None,
+        claims,
+        claim,
+        result,
+    )
 
 
 def fold(events: Iterable[Event]) -> Plan:
