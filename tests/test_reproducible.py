@@ -24,6 +24,7 @@ from specswarm.plan import Plan
 from specswarm.render import render_plan
 from specswarm.swarm.roles.base import content_path, owners_of
 from specswarm.testing.local import run_local
+from specswarm.testing.synth import Swarm, minimal_spec
 from tests.swarmkit import swarm_spec
 
 
@@ -121,6 +122,17 @@ def test_owners_of_a_node_depend_on_what_it_is_about_not_on_peer_ids() -> None:
     assert len(set(owners.values())) > 1  # and the work spreads over the strategies
 
 
+def three_strategies() -> Swarm:
+    """A synthetic run of three decomposers with three strategies, three scorers, an executor."""
+    roles = {
+        "decomposer": {"count": 3, "strategies": ["by place", "by day", "by theme"]},
+        "scorer": {"count": 3},
+        "executor": {"count": 1},
+        "observer": {"count": 0},
+    }
+    return Swarm(spec=minimal_spec(roles=roles))
+
+
 class _Peer:
     """What ``Decomposer.responsible`` asks of its node: who it is, and whether a peer is gone."""
 
@@ -138,18 +150,8 @@ def test_a_node_an_owner_took_up_is_not_taken_over_by_a_newcomer_while_an_owner_
     loaded the machine is) would change the plan. Only the owners' deaths hand the node over."""
     from specswarm.plan import ROOT, child_id, fold
     from specswarm.swarm.roles.decomposer import Decomposer
-    from specswarm.testing.synth import Swarm, minimal_spec
 
-    sw = Swarm(
-        spec=minimal_spec(
-            roles={
-                "decomposer": {"count": 3, "strategies": ["by place", "by day", "by theme"]},
-                "scorer": {"count": 3},
-                "executor": {"count": 1},
-                "observer": {"count": 0},
-            }
-        )
-    )
+    sw = three_strategies()
     root = sw.accept(ROOT, ["Lisbon old town", "Sintra palaces"])
     node_id = child_id(root.id, 0)
     owners = owners_of(fold(sw.events), node_id)
@@ -182,18 +184,8 @@ def test_a_decomposer_that_missed_a_join_does_not_take_a_seat_that_is_not_its_ow
     CI: one run in three of the test above gave a third, uninvited proposal)."""
     from specswarm.plan import ROOT, child_id, fold
     from specswarm.protocol.bodies import JoinBody
-    from specswarm.testing.synth import Swarm, minimal_spec
 
-    sw = Swarm(
-        spec=minimal_spec(
-            roles={
-                "decomposer": {"count": 3, "strategies": ["by place", "by day", "by theme"]},
-                "scorer": {"count": 3},
-                "executor": {"count": 1},
-                "observer": {"count": 0},
-            }
-        )
-    )
+    sw = three_strategies()
     root = sw.accept(ROOT, ["Lisbon old town", "Sintra palaces", "Porto wine cellars", "Douro valley"])
     full = fold(sw.events)
     decomposers = [i.peer_id for i in sw.peers["decomposer"]]

@@ -161,10 +161,10 @@ class FoldState:
         """The view of one node from its (cached) decision, and the seeds of its children."""
         run, roles, q, n_scorers, max_depth = params
         if seed.leaf:
-            return _leaf_view(seed, (), self._decide_leaf(run, seed.id, roles)), []
+            return _view_of(seed, (), None, self._decide_leaf(run, seed.id, roles)), []
         proposals, accepted = self._decide_split(run, seed.id, roles, q, n_scorers)
         if accepted == AS_LEAF:  # no split serves: the node is done as one task
-            return _leaf_view(seed, proposals, self._decide_leaf(run, seed.id, roles)), []
+            return _view_of(seed, proposals, None, self._decide_leaf(run, seed.id, roles)), []
         children: list[str] = []
         seeds: list[NodeSeed] = []
         if accepted is not None:
@@ -179,21 +179,7 @@ class FoldState:
                         cid, seed.id, ch.title, ch.detail, depth, ch.leaf or depth >= max_depth, ch.facts
                     )
                 )
-        return NodeView(
-            seed.id,
-            seed.parent,
-            seed.title,
-            seed.detail,
-            seed.depth,
-            False,
-            seed.facts,
-            tuple(children),
-            proposals,
-            accepted,
-            (),
-            None,
-            None,
-        ), seeds
+        return _view_of(seed, proposals, accepted, None, tuple(children)), seeds
 
     def _decide_split(
         self, run: str, node: str, roles: Mapping[str, str], q: int, n_scorers: int
@@ -220,24 +206,20 @@ class FoldState:
         return cached
 
 
-def _leaf_view(seed: NodeSeed, proposals: tuple[ProposalView, ...], decision: LeafDecision) -> NodeView:
-    """The view of a leaf: a declared one (no proposals), or a node no split served."""
-    claims, claim, result = decision
+def _view_of(
+    seed: NodeSeed,
+    proposals: tuple[ProposalView, ...],
+    accepted: str | None,
+    leaf: LeafDecision | None,
+    children: tuple[str, ...] = (),
+) -> NodeView:
+    """A node's view: a leaf when ``leaf`` (its claims, winning claim and result) is given -- a
+    declared leaf (no proposals) or a node no split served -- else a split node."""
+    claims, claim, result = leaf or ((), None, None)
     return NodeView(
-        seed.id,
-        seed.parent,
-        seed.title,
-        seed.detail,
-        seed.depth,
-        True,
-        seed.facts,
-        (),
-        proposals,
-        None,
-        claims,
-        claim,
-        result,
-    )
+        seed.id, seed.parent, seed.title, seed.detail, seed.depth, leaf is not None, seed.facts,
+        children, proposals, accepted, claims, claim, result,
+    )  # fmt: skip
 
 
 def fold(events: Iterable[Event]) -> Plan:

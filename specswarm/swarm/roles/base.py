@@ -51,6 +51,20 @@ def content_path(plan: Plan, node_id: str) -> str:
     return "\n".join(reversed(titles))
 
 
+UNHEARD = "(a seat no peer was heard in)"
+"""A peer id no peer has: ``node.peer_gone(UNHEARD, since)`` says whether the grace period for a
+peer never heard from (longer in a large swarm) has passed since ``since``."""
+
+
+def declared_strategies(plan: Plan) -> list[str]:
+    """The strategy of every decomposer seat the spec declares (one entry per seat); without
+    the run event, what the joins say."""
+    spec = plan.spec
+    if spec is None:
+        return [plan.strategies.get(p, "") for p, r in plan.roles.items() if r == "decomposer"]
+    return [spec.strategy_for(i) for i in range(spec.roles.decomposer.count)]
+
+
 def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
     """The :data:`RIVALS` decomposer seats that split ``node_id`` below the root, as
     (strategy, rank among that strategy's peers). They come from the spec's declared seats, not
@@ -58,29 +72,26 @@ def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
     some; anti-entropy brings them later) still picks the same rivals as the rest. Strategies
     are ranked by a hash of (the node's content path, strategy); a strategy's second seat comes
     after every strategy's first."""
-    spec = plan.spec
-    if spec is not None:
-        declared = [spec.strategy_for(i) for i in range(spec.roles.decomposer.count)]
-    else:  # a plan folded without its run event: only what the joins say
-        declared = [plan.strategies.get(p, "") for p, r in plan.roles.items() if r == "decomposer"]
+    declared = declared_strategies(plan)
     key = content_path(plan, node_id)
     seats = {s: declared.count(s) for s in declared}
     ranked = sorted(((k, spread(key, s), s) for s, m in seats.items() for k in range(m)))
     return [(s, k) for k, _, s in ranked[:RIVALS]]
 
 
-def owners_of(plan: Plan, node_id: str) -> list[str]:
+def owners_of(plan: Plan, node_id: str, slots: list[tuple[str, int]] | None = None) -> list[str]:
     """The decomposers responsible for splitting ``node_id``: all of them at the root, else the
     peers in its :func:`owner_slots`: the work spreads, the rivals differ, and the same plan
     gets the same strategies on every run (what a node is asked depends on its content, not on
     the run's peer ids or on which joins arrived first). A strategy's peers are ranked by a
-    hash of (content path, peer); a seat whose peer this peer has not heard of is left out."""
+    hash of (content path, peer); a seat whose peer this peer has not heard of is left out.
+    ``slots``: the node's :func:`owner_slots`, when the caller has them already."""
     decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
     if node_id == ROOT:
         return decs
     key = content_path(plan, node_id)
     owners = []
-    for strategy, rank in owner_slots(plan, node_id):
+    for strategy, rank in owner_slots(plan, node_id) if slots is None else slots:
         peers = sorted(
             (p for p in decs if plan.strategies.get(p, "") == strategy), key=lambda p: spread(key, p)
         )

@@ -25,8 +25,16 @@ from specswarm.plan import critics
 from specswarm.plan.rules import split_key
 from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
-from specswarm.swarm.antientropy import GONE_GRACE
-from specswarm.swarm.roles.base import ModelRole, ancestors_of, owner_slots, owners_of, siblings_of, spread
+from specswarm.swarm.roles.base import (
+    UNHEARD,
+    ModelRole,
+    ancestors_of,
+    declared_strategies,
+    owner_slots,
+    owners_of,
+    siblings_of,
+    spread,
+)
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -51,21 +59,16 @@ class Decomposer(ModelRole):
         chain, and make the plan depend on timing)."""
         if n.id == ROOT:
             return True
-        owners, slots = owners_of(plan, n.id), owner_slots(plan, n.id)
+        slots = owner_slots(plan, n.id)
+        owners = owners_of(plan, n.id, slots)
         first = self.seen(n.id)
-        heard_long = trio.current_time() - first > GONE_GRACE
+        heard_long = node.peer_gone(UNHEARD, since=first)
         if node.peer_id in owners:
             # an owner by a strategy several peers share is sure of its seat only once it has
             # heard of all of them (or waited for the joins long enough)
             mine = plan.strategies.get(node.peer_id, "")
             known = sum(1 for s in plan.strategies.values() if s == mine)
-            spec = plan.spec
-            seats = (
-                1
-                if spec is None
-                else sum(spec.strategy_for(i) == mine for i in range(spec.roles.decomposer.count))
-            )
-            return heard_long or known >= seats
+            return heard_long or known >= declared_strategies(plan).count(mine)
         live = [p for p in n.proposals if p.status in ("pending", "approved", "accepted")]
         if live:
             return False

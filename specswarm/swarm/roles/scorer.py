@@ -36,8 +36,7 @@ from specswarm.plan.rules import content_key
 from specswarm.plan.views import NodeView, Plan, ProposalView, VoteView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
-from specswarm.swarm.antientropy import GONE_GRACE
-from specswarm.swarm.roles.base import ModelRole, node_in_turn, owner_slots, owners_of
+from specswarm.swarm.roles.base import UNHEARD, ModelRole, node_in_turn, owner_slots, owners_of
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -97,12 +96,13 @@ class Scorer(ModelRole):
             mine = [p for p in n.proposals if p.author == author]
             if any(p.status == "approved" for p in mine) or len(mine) > spec.tree.max_revisions:
                 settled.add(author)
-        owners = owners_of(plan, n.id)
-        expected = spec.roles.decomposer.count if n.depth == 0 else len(owner_slots(plan, n.id))
+        slots = owner_slots(plan, n.id)
+        owners = owners_of(plan, n.id, slots)
+        expected = spec.roles.decomposer.count if n.depth == 0 else len(slots)
         # gone: unheard for the grace period, counted from when this scorer started at most
         # (nodes are judged in turn: a dead peer is not waited for again at every node)
         since = self.seen("run")
-        if len(owners) < expected and trio.current_time() - since <= GONE_GRACE:
+        if len(owners) < expected and not node.peer_gone(UNHEARD, since=since):
             return False  # a declared rival has not joined (as far as this scorer has heard)
         waiting = [o for o in owners if o not in settled and not node.peer_gone(o, since=since)]
         if waiting:
