@@ -786,3 +786,34 @@ def test_a_time_total_too_small_for_whole_parts_may_leave_parts_at_zero() -> Non
     fuji = [P("Climb", days=1), P("Summit", days=1), P("Return", days=0)]
     assert not cc.check_facts(P("Hike Fuji", days=2), fuji).passed
     assert cc.check_facts(P("Hike Fuji", days=2), fuji, min_parts=3).passed
+
+
+def test_a_child_holding_a_whole_stage_title_repeats_that_stage() -> None:
+    # seen in a real todo-cli run: the CLI stage planned again under another stage
+    root = cc.Relative(
+        "Write a software specification for a command-line todo-list app with sync", "ancestor"
+    )
+    stages = [
+        cc.Relative(t, "sibling", depth=1, parent_title=root.title)
+        for t in ("Command Line Interface (CLI)", "Syncing Mechanism", "Task Storage")
+    ]
+    parent = P("Error Handling and Logging")
+    bad = cc.check_repeats(
+        parent,
+        [P("Error Message Catalogue"), P("Command Line Interface Documentation"), P("Log File Rotation")],
+        [root, *stages],
+        parent_depth=1,
+    )
+    assert not bad.passed
+    assert 'repeats the root stage "Command Line Interface (CLI)"' in bad.note
+    # one shared word is not a whole stage, and the words of a stage apart are not its title
+    good = cc.check_repeats(
+        parent,
+        [P("Error Message Catalogue"), P("Exit Codes of Failed Commands"), P("Log File Rotation")],
+        [root, *stages],
+        parent_depth=1,
+    )
+    assert good.passed, good.note
+    assert cc.contains_title("Hike Mount Fuji at dawn", "Hike Mount Fuji (2 days)")
+    assert not cc.contains_title("Day trip from Tokyo", "Tokyo")
+    assert not cc.contains_title("Mount Fuji hike", "Hike Mount Fuji")

@@ -65,7 +65,13 @@ from specswarm.plan.critics.numbers import check_facts, check_sizing, check_unit
 from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
 from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
 from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
-from specswarm.plan.critics.titles import near_duplicate, normalize_title, repeated_lines, repeats_of
+from specswarm.plan.critics.titles import (
+    contains_title,
+    near_duplicate,
+    normalize_title,
+    repeated_lines,
+    repeats_of,
+)
 from specswarm.plan.critics.tree import relatives_in_tree
 from specswarm.plan.critics.wording import (
     check_concreteness,
@@ -117,6 +123,7 @@ __all__ = [
     "is_additive",
     "item_terms",
     "lens_named",
+    "contains_title",
     "near_duplicate",
     "repeated_lines",
     "repeats_of",

@@ -30,7 +30,7 @@ from specswarm.plan.critics.items import (
     label,
 )
 from specswarm.plan.critics.terms import Lexicon, extract_terms, stem
-from specswarm.plan.critics.titles import normalize_title
+from specswarm.plan.critics.titles import contains_title, normalize_title
 from specswarm.plan.critics.words import RESTATING
 
 _RESTATING = frozenset(stem(w) for w in RESTATING)
@@ -255,6 +255,11 @@ def repeating(
             twin = next((r for r in others if normalize_title(r.title) == normalize_title(child.title)), None)
             if twin is not None:
                 hit = f"repeats {_where(twin, depth)} (the same title)"
+            # or the whole of it inside a longer title: "Command Line Interface Documentation"
+            # under "Error Handling" plans again the root stage "Command Line Interface"
+            whole = next((r for r in others if contains_title(child.title, r.title)), None)
+            if twin is None and whole is not None:
+                hit = f'repeats {_where(whole, depth)} (its whole title "{whole.title}")'
         if hit:
             problems.append((i, hit))
     return problems

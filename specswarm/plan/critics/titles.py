@@ -41,6 +41,9 @@ def _stem(word: str) -> str:
     return word
 
 
+_PARENS = re.compile(r"\([^)]*\)")
+
+
 def title_words(text: str) -> list[str]:
     """Lower-case alphanumeric words of ``text``."""
     return _WORD.findall(text.lower())
@@ -54,6 +57,17 @@ def title_terms(text: str) -> set[str]:
 def normalize_title(text: str) -> str:
     """Case- and punctuation-insensitive form of a title (for exact-duplicate checks)."""
     return " ".join(title_words(text))
+
+
+def contains_title(title: str, other: str) -> bool:
+    """True when ``title`` holds the whole of ``other`` as a phrase of two or more content words,
+    parenthesized parts aside: "Command Line Interface Documentation" holds the stage "Command
+    Line Interface (CLI)", "Hike Mount Fuji at dawn" holds "Hike Mount Fuji"; "Tokyo" (one word)
+    is a place a title may name, not a whole stage."""
+    phrase = normalize_title(_PARENS.sub(" ", other))
+    if len([w for w in phrase.split() if w not in _STOPWORDS]) < 2:
+        return False
+    return f" {phrase} " in f" {normalize_title(_PARENS.sub(' ', title))} "
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

@@ -201,6 +201,7 @@ class ModelRole:
         try:
             async with machine_slot(enabled=not raw.instant, slots=machine_slots(raw)):
                 self.doing = {"task": task_name, "on": key, "phase": "generating"}
+                slot_at = trio.current_time()
                 shared = reuse() if reuse is not None else None
                 if shared is not None:
                     node.counters.model_reused += 1
@@ -224,8 +225,17 @@ class ModelRole:
             log.warning("%s: model failed on %s: %s", self.name, key, exc)
             return None
         finally:
-            node.counters.model_seconds += trio.current_time() - started
+            now = trio.current_time()
+            node.counters.model_seconds += now - started
             self.doing = None
+        # SPECSWARM_LOG=INFO: where a run's time goes (bench/timeline.py reads these lines)
+        log.info(
+            "model %s on %s: waited %.1f s, generated %.1f s",
+            task_name,
+            key,
+            slot_at - started,
+            now - slot_at,
+        )
         return result
 
 
@@ -275,6 +285,7 @@ class CountingModel:
         self._counters.model_generations += 1
         self._counters.model_tokens += gen.tokens
         self._counters.model_gen_seconds += gen.seconds
+        log.info("generation: %d tokens in %.1f s (answer %d chars)", gen.tokens, gen.seconds, len(gen.text))
         return gen
 
 
