@@ -228,16 +228,13 @@ class ModelRole:
             now = trio.current_time()
             node.counters.model_seconds += now - started
             self.doing = None
-        # SPECSWARM_LOG=INFO: where a run's time goes (bench/timeline.py reads these lines)
-        log.info(
-            "model %s on %s: waited %.1f s, generated %.1f s",
-            task_name,
-            key,
-            slot_at - started,
-            now - slot_at,
-        )
+        log.info(MODEL_TASK_LOG, task_name, key, slot_at - started, now - slot_at)
         return result
 
+
+MODEL_TASK_LOG = "model %s on %s: waited %.1f s, generated %.1f s"
+"""The INFO line each model task ends with (``SPECSWARM_LOG=INFO``): where a run's time goes,
+as ``bench/timeline.py`` reads it."""
 
 MEMO_SIZE = 256
 """Greedy answers a peer remembers (oldest forgotten first)."""
