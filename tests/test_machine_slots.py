@@ -65,3 +65,19 @@ def test_a_peer_answers_a_greedy_request_it_has_answered_before_from_memory() ->
     sampled.generate(GenerationRequest("rate this split", top_k=40, temperature=0.7))
     sampled.generate(GenerationRequest("rate this split", top_k=40, temperature=0.7))
     assert len(inner.calls) == 4
+
+
+def test_a_cached_model_has_the_slots_of_the_model_it_caches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # seen in a real run with --cache: the cache hid the model's threads, so the swarm
+    # generated one answer at a time on a machine with two slots
+    from specswarm.model.gpt4all_backend import Gpt4AllModel
+    from specswarm.model.load import with_cache
+    from specswarm.spec import ModelSettings
+
+    monkeypatch.setattr(base.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    inner = Gpt4AllModel(tmp_path / "model.gguf", threads=1)  # weights load lazily: none here
+    cached = with_cache(inner, ModelSettings(), tmp_path / "cache")
+    assert cached is not inner
+    assert machine_slots(inner) == machine_slots(cached) == 2

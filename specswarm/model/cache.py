@@ -124,6 +124,13 @@ class CachingModel:
         """As the model it caches."""
         return accepts_schema(self.inner)
 
+    @property
+    def threads(self) -> int | None:
+        """As the model it caches: the machine's generation slots are counted from it
+        (:func:`~specswarm.swarm.roles.base.machine_slots`; without it a cached run had one)."""
+        threads = getattr(self.inner, "threads", None)
+        return threads if isinstance(threads, int) else None
+
     def generate(self, req: GenerationRequest) -> Generation:
         key = cache_key(self.identity, req)
         stored = self.cache.get(key)
