@@ -23,7 +23,7 @@ takes the events that bear on one decision and returns the views. The rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from specswarm.plan.views import ClaimView, ProposalView, ResultView, VoteView
 from specswarm.protocol.bodies import (
@@ -249,6 +249,17 @@ def content_key(children: Iterable[Child]) -> str:
     leaf flags, in order): ties between splits are broken by it rather than by who proposed
     first, so the same proposals give the same winner whatever the timing and the peer ids."""
     return canonical_bytes([c.to_json() for c in children]).decode()
+
+
+def chain_ended(mine: Sequence[ProposalView], max_revisions: int) -> bool:
+    """Whether one decomposer's proposals for a node (``mine``, oldest first) are its last
+    word: the latest is rejected and either its revisions are used up or it repeats one of
+    its earlier splits (:func:`split_key`: the greedy model is stuck). The decomposer then
+    proposes no more, and a scorer waiting for the node's rivals stops waiting for it."""
+    if not mine or mine[-1].status != "rejected":
+        return False
+    latest = split_key(mine[-1].children)
+    return len(mine) > max_revisions or any(split_key(p.children) == latest for p in mine[:-1])
 
 
 def split_key(children: Iterable[Child]) -> tuple[str, ...]:

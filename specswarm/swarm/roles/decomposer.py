@@ -22,7 +22,7 @@ import trio
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
-from specswarm.plan.rules import split_key
+from specswarm.plan.rules import chain_ended
 from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
 from specswarm.swarm.roles.base import (
@@ -98,12 +98,10 @@ class Decomposer(ModelRole):
                     await self._propose(node, plan, n, None)
                     return
                 continue
-            latest = mine[-1]
             # a revision the model wrote word for word again (after the self-check's second
-            # try) ends this chain: the fold's fallback counts it as used up (rules.split_key)
-            stuck = any(split_key(p.children) == split_key(latest.children) for p in mine[:-1])
-            if latest.status == "rejected" and len(mine) <= spec.tree.max_revisions and not stuck:
-                await self._propose(node, plan, n, latest)
+            # try) ends this chain too: the fold's fallback counts it as used up
+            if mine[-1].status == "rejected" and not chain_ended(mine, spec.tree.max_revisions):
+                await self._propose(node, plan, n, mine[-1])
                 return
 
     async def _propose(self, node: Node, plan: Plan, n: NodeView, revising: ProposalView | None) -> None:

@@ -32,7 +32,7 @@ import trio
 
 from specswarm.model.base import Model
 from specswarm.plan import critics
-from specswarm.plan.rules import content_key
+from specswarm.plan.rules import chain_ended, content_key
 from specswarm.plan.views import NodeView, Plan, ProposalView, VoteView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
@@ -93,8 +93,10 @@ class Scorer(ModelRole):
             return True
         settled = set()
         for author in {p.author for p in n.proposals}:
-            mine = [p for p in n.proposals if p.author == author]
-            if any(p.status == "approved" for p in mine) or len(mine) > spec.tree.max_revisions:
+            mine = sorted((p for p in n.proposals if p.author == author), key=lambda p: p.lamport)
+            # approved, or its last word said (a chain that repeats itself ends too: waiting
+            # for it held a conference run's root for the whole ballot_wait)
+            if any(p.status == "approved" for p in mine) or chain_ended(mine, spec.tree.max_revisions):
                 settled.add(author)
         slots = owner_slots(plan, n.id)
         owners = owners_of(plan, n.id, slots)
