@@ -817,3 +817,22 @@ def test_a_child_holding_a_whole_stage_title_repeats_that_stage() -> None:
     assert cc.contains_title("Hike Mount Fuji at dawn", "Hike Mount Fuji (2 days)")
     assert not cc.contains_title("Day trip from Tokyo", "Tokyo")
     assert not cc.contains_title("Mount Fuji hike", "Hike Mount Fuji")
+
+
+def test_a_noun_phrase_title_inside_a_siblings_title_is_overlap() -> None:
+    # seen in a real conference run: "Catering menu" and "Menu selection" under "Catering"
+    # passed (one shared common word is weak evidence), so the menu was planned twice
+    root = cc.Relative("Organize a one-day technical conference for 200 people", "ancestor")
+    parent = P("Catering")
+    bad = cc.check_overlap(
+        parent, [P("Catering menu"), P("Food preparation"), P("Menu selection"), P("Staff training")], [root]
+    )
+    assert not bad.passed
+    assert bad.note.startswith('#1 "Catering menu" and #3 "Menu selection" both plan menu')
+    # each title has content of its own: not one inside the other
+    good = cc.check_overlap(
+        parent,
+        [P("Catering menu design"), P("Food preparation"), P("Menu distribution"), P("Staff training")],
+        [root],
+    )
+    assert good.passed, good.note

@@ -201,10 +201,14 @@ def evidence(
     return Evidence(total, tuple(shared))
 
 
-def same_terms(a: Sequence[Term], b: Sequence[Term]) -> bool:
-    """The two titles name exactly the same content (and some)."""
+def same_terms(a: Sequence[Term], b: Sequence[Term], *, within: bool = False) -> bool:
+    """The two titles name exactly the same content (and some); ``within``: or all of one
+    title's content is in the other's ("Catering menu" and "Menu selection" under
+    "Catering": the menu twice)."""
     ka = set().union(*(t.keys for t in a if t.in_title)) if a else set()
     kb = set().union(*(t.keys for t in b if t.in_title)) if b else set()
+    if within:
+        return bool(ka) and bool(kb) and (ka <= kb or kb <= ka)
     return bool(ka) and ka == kb
 
 

@@ -61,7 +61,12 @@ def sibling_pairs(
     for i in range(len(children)):
         for j in range(i + 1, len(children)):
             ev = evidence(terms[i], terms[j], (acts[i], acts[j]))
-            out.append((i, j, ev, ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j])))
+            # two noun-phrase titles, one's content all in the other's ("Catering menu", "Menu
+            # selection"): the same thing twice; a verb makes it an activity on a shared object
+            # ("Book the venue", "Decorate the venue"), weighed by the evidence alone
+            nouns = acts[i] is None and acts[j] is None
+            same = ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j], within=nouns)
+            out.append((i, j, ev, same))
     return out
 
 
