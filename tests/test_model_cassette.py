@@ -65,6 +65,7 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "redone": 0,
         "repaired": 0,
         "varied": 0,
+        "varied_requests": 0,
         "failures": {},
         "bad_outputs": {},
         "structured": {},

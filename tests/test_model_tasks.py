@@ -261,6 +261,7 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "redone": 0,
         "repaired": 0,
         "varied": 0,
+        "varied_requests": 0,
         "failures": {},
         "bad_outputs": {"decompose": 1},
         "structured": {},
@@ -273,6 +274,7 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "redone": 0,
         "repaired": 0,
         "varied": 0,
+        "varied_requests": 0,
         "failures": {},
         "bad_outputs": {},
         "structured": {},
@@ -351,3 +353,44 @@ def test_execute_keeps_a_result_that_shares_a_line_or_two() -> None:
         counts=counts,
     )
     assert "Eat yudofu" in out and counts.redone == 0 and len(model.calls) == 1
+
+
+ECHO = "- Short title: one sentence of concrete detail\n" * 4
+GOOD = "\n".join(
+    f"- {t}: {d} (days: {n})"
+    for t, d, n in [
+        ("Tokyo food and design", "Tsukiji, Ginza and the design museums", 5),
+        ("Kyoto temples", "Kinkaku-ji, Fushimi Inari and Gion", 4),
+        ("Hakone hiking", "Two days on the Hakone trails with a ryokan night", 2),
+        ("Osaka and Nara", "Dotonbori street food and the deer park of Nara", 3),
+    ]
+)
+
+
+def greedy_echoes(req: GenerationRequest) -> str:
+    """A greedy model that echoes the format line as every part (seen with the embedded model);
+    asked to sample, it answers."""
+    return ECHO if req.top_k == 1 else GOOD
+
+
+def test_a_retry_that_would_repeat_its_prompt_samples_instead() -> None:
+    # the same unusable answer twice: the third try would ask the same prompt again
+    model = ScriptedModel(greedy_echoes)
+    counts = TaskCounts()
+    children = decompose(model, spec_of(), ROOT, [], [], "geography", [], counts=counts)
+    assert [c.title for c in children][0] == "Tokyo food and design"
+    assert [r.top_k for r in model.calls] == [1, 1, 40]
+    assert model.calls[2].temperature > 0 and model.calls[2].prompt == model.calls[1].prompt
+    assert counts.varied_requests == 1 and counts.bad_outputs["decompose"] == 2
+
+
+def test_a_node_whose_split_gave_up_is_asked_another_way() -> None:
+    # attempt 1 (one earlier call gave up): the next strategy, sampled from the first try
+    model = ScriptedModel(greedy_echoes)
+    strategies = ["geography", "activity", "days"]
+    children = decompose(model, spec_of(), ROOT, [], [], "geography", [], strategies=strategies, attempt=1)
+    assert len(children) == 4
+    first = model.calls[0]
+    assert "Split it by activity" in first.prompt and first.top_k == 40 and first.seed != 42
+    with pytest.raises(ModelError):  # greedy, every try the same echo but the sampled last one
+        decompose(ScriptedModel(lambda req: ECHO), spec_of(), ROOT, [], [], "geography", [], attempt=0)

@@ -101,6 +101,9 @@ class TaskCounts:
     varied: int = 0
     """Splits asked again another way (another strategy, the self-check's critique in the
     prompt) because the first failed a hard check or repeated a split already proposed."""
+    varied_requests: int = 0
+    """Generations asked to sample instead of greedy decoding: a retry that would have repeated
+    its prompt word for word, or a node's split asked again after failed calls."""
     bad_outputs: Counter[str] = field(default_factory=Counter)
     """Answers that could not be used (each one triggers a retry or a failure), by task kind."""
     failures: Counter[str] = field(default_factory=Counter)
@@ -118,6 +121,7 @@ class TaskCounts:
             "redone": self.redone,
             "repaired": self.repaired,
             "varied": self.varied,
+            "varied_requests": self.varied_requests,
             "failures": dict(self.failures),
             "bad_outputs": dict(self.bad_outputs),
             "structured": dict(self.structured),
@@ -202,28 +206,50 @@ def _token_cap(limits: TokenLimits, kind: Kind) -> int:
     }[kind]
 
 
+VARIED_TEMPERATURE = 0.7
+"""Sampling temperature of a varied request (:func:`_request`'s ``vary``)."""
+VARIED_TOP_K = 40
+
+
 def _request(
-    settings: ModelSettings, kind: Kind, system: str, prompt: str, schema: OutputSchema | None = None
+    settings: ModelSettings,
+    kind: Kind,
+    system: str,
+    prompt: str,
+    schema: OutputSchema | None = None,
+    vary: int = 0,
 ) -> GenerationRequest:
+    """The request for one generation. ``vary`` > 0: the same question asked to sample (a
+    greedy model asked the same prompt gives the same unusable answer), seeded by ``vary``."""
     # float()/int() as ever: the cassette key hashes these values, and 0 is not 0.0 there.
     return GenerationRequest(
         prompt=prompt,
         system=system,
         max_tokens=int(_token_cap(settings.max_tokens, kind)),
-        temperature=float(settings.temperature),
-        top_k=int(settings.top_k),
-        seed=int(settings.seed),
+        temperature=float(max(settings.temperature, VARIED_TEMPERATURE) if vary else settings.temperature),
+        top_k=int(max(settings.top_k, VARIED_TOP_K) if vary else settings.top_k),
+        seed=int(settings.seed) + vary,
         repeat_penalty=float(settings.repeat_penalty),
         schema=schema,
     )
 
 
-def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts) -> T:
-    """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try."""
+def _attempts(
+    model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts, vary: int = 0
+) -> T:
+    """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try.
+
+    A retry that would repeat the previous one word for word (the same problem reported
+    again) samples instead (``vary``), as does every try when ``vary`` > 0 (the caller's
+    earlier calls failed: :func:`decompose`'s ``attempt``)."""
     system, prompt = render_task_prompt(kind, _template(ask.spec.prompts, kind), ask.context())
     settings = ask.spec.model_for(ROLE_OF[kind])
     problem = ""
+    problems: list[str] = []
     for attempt in range(MAX_RETRIES + 1):
+        # the same problem twice: asking again would repeat the last prompt word for word
+        sample = vary > 0 or problems.count(problem) > 1
+        again = vary + attempt if sample else 0
         asked = (
             prompt
             if not problem
@@ -235,7 +261,8 @@ def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], co
         wants = accepts_schema(model)  # asked each time: a server may turn out to ignore schemas
         cap = int(_token_cap(settings.max_tokens, kind))
         schema = schema_for(kind, ask.spec.tree, ask.fact_fields, ask.constraints, cap) if wants else None
-        gen = generate_locked(model, _request(settings, kind, system, asked, schema))
+        gen = generate_locked(model, _request(settings, kind, system, asked, schema, again))
+        counts.varied_requests += 1 if again else 0
         (counts.structured if gen.structured else counts.free)[kind] += 1
         if cut_repeats(gen.text)[1]:
             counts.loops_cut += 1
@@ -243,6 +270,7 @@ def _attempts(model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], co
             return parse(gen.text)
         except OutputError as exc:
             problem = str(exc)
+            problems.append(problem)
             counts.bad_outputs[kind] += 1
             if attempt < MAX_RETRIES:
                 counts.retries += 1
@@ -268,6 +296,7 @@ def decompose(
     proposed: Sequence[Sequence[Child]] = (),
     rivals: Sequence[Sequence[Child]] = (),
     strategies: Sequence[str] = (),
+    attempt: int = 0,
 ) -> list[Child]:
     """Propose children for ``node`` (the ``refine`` template with ``critiques`` or ``previous``,
     the rejected children; else ``decompose``). Declared sums are fitted in code (:mod:`.splits`).
@@ -278,9 +307,30 @@ def decompose(
     one of ``rivals`` (other decomposers' splits of it), is asked for
     once more another way -- the next of ``strategies``, the self-check's critique in the refine
     prompt (a greedy model given the same prompt gives the same answer) -- and the better of the
-    two is returned."""
+    two is returned.
+
+    ``attempt``: how many earlier calls for this node gave up (the model gave no usable answer):
+    the split is then asked by the next of ``strategies`` and sampled, not greedy, since the
+    same prompt would give the same unusable answer again."""
     tally = counts if counts is not None else TaskCounts()
-    first = _decompose_once(model, spec, node, ancestors, siblings, strategy, critiques, previous, tally)
+    if attempt and strategies:
+        strategy = (
+            strategies[(list(strategies).index(strategy) + attempt) % len(strategies)]
+            if strategy in strategies
+            else strategy
+        )
+    first = _decompose_once(
+        model,
+        spec,
+        node,
+        ancestors,
+        siblings,
+        strategy,
+        critiques,
+        previous,
+        tally,
+        vary=attempt * (MAX_RETRIES + 1),
+    )
     if relatives is None:
         return first
     constraints = split_constraints(spec, node)
@@ -313,6 +363,7 @@ def _decompose_once(
     critiques: Sequence[str],
     previous: Sequence[Child] | None,
     tally: TaskCounts,
+    vary: int = 0,
 ) -> list[Child]:
     ask = _Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
     kind: Kind = "refine" if (critiques or previous) else "decompose"
@@ -332,7 +383,7 @@ def _decompose_once(
         tally.fitted += changed
         return fitted
 
-    return _attempts(model, kind, ask, parse, tally)
+    return _attempts(model, kind, ask, parse, tally, vary)
 
 
 def rate(

@@ -49,6 +49,8 @@ class Decomposer(ModelRole):
         super().__init__(model_factory)
         self.strategy = strategy
         self.takeover_seconds = takeover_seconds
+        self.gave_up: dict[str, int] = {}
+        """node id -> calls for its split that gave up (each next one is asked another way)."""
 
     def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
         """Root: everyone competes. Elsewhere: the node's two owners; anyone else only once no
@@ -134,9 +136,13 @@ class Decomposer(ModelRole):
                 relatives=relatives,
                 proposed=proposed,
                 strategies=spec.roles.decomposer.strategies,
+                attempt=self.gave_up.get(n.id, 0),
             ),
         )
         if not children:
+            # the model gave no usable answer: the next try asks another way (the task's
+            # ``attempt``), never the same greedy prompt again
+            self.gave_up[n.id] = self.gave_up.get(n.id, 0) + 1
             return
         last_level = n.depth + 1 >= spec.tree.max_depth
         body_children = tuple(Child(c.title, c.detail, c.leaf or last_level, dict(c.facts)) for c in children)
