@@ -29,14 +29,14 @@ request of before, byte for byte. Requests use the settings of the role that run
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from specswarm.errors import ModelError
-from specswarm.model.base import GenerationRequest, Model, OutputSchema, accepts_schema
+from specswarm.model.asking import Kind, TaskCounts, request, token_cap
+from specswarm.model.base import Model, accepts_schema
 from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
     Child,
@@ -50,13 +50,11 @@ from specswarm.model.prompts import render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
-from specswarm.spec import Constraint, GoalSpec, ModelSettings, Prompts, TokenLimits
+from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
 """Retries after the first attempt (so at most three generations per task)."""
 T = TypeVar("T")
-Kind = Literal["decompose", "refine", "score", "execute"]
-"""A model task; each has a prompt template and a token limit in the spec."""
 ROLE_OF = {"decompose": "decomposer", "refine": "decomposer", "score": "scorer", "execute": "executor"}
 """The role that runs each task (whose model settings its requests use)."""
 
@@ -78,55 +76,6 @@ class Subject(Protocol):
     def depth(self) -> int: ...
     @property
     def facts(self) -> Mapping[str, int | str]: ...
-
-
-@dataclass
-class TaskCounts:
-    """What happened inside tasks that a peer's own counters cannot see.
-
-    Mutable and unlocked: give each caller its own, or share one only between
-    tasks that run one at a time."""
-
-    retries: int = 0
-    """Generations asked again after an unusable answer."""
-    loops_cut: int = 0
-    """Answers in which a looping line was cut."""
-    fitted: int = 0
-    """Splits whose sum facts (e.g. days) were rescaled in code to meet a declared total."""
-    redone: int = 0
-    """Leaf results written again because they repeated a sibling leaf's result."""
-    repaired: int = 0
-    """Splits repaired in code before proposing: overlapping children merged, repeating ones
-    dropped (:func:`~specswarm.plan.critics.repair.repair_split`)."""
-    varied: int = 0
-    """Splits asked again another way (another strategy, the self-check's critique in the
-    prompt) because the first failed a hard check or repeated a split already proposed."""
-    varied_requests: int = 0
-    """Generations asked to sample instead of greedy decoding: a retry that would have repeated
-    its prompt word for word, or a node's split asked again after failed calls."""
-    bad_outputs: Counter[str] = field(default_factory=Counter)
-    """Answers that could not be used (each one triggers a retry or a failure), by task kind."""
-    failures: Counter[str] = field(default_factory=Counter)
-    """Tasks that gave up (a :class:`GaveUpError`, or a None rating), by task kind."""
-    structured: Counter[str] = field(default_factory=Counter)
-    """Generations whose answer the backend held to the task's JSON schema, by task kind."""
-    free: Counter[str] = field(default_factory=Counter)
-    """Generations answered in free text (no schema asked, or the server does not support it)."""
-
-    def to_json(self) -> dict[str, int | dict[str, int]]:
-        return {
-            "retries": self.retries,
-            "loops_cut": self.loops_cut,
-            "fitted": self.fitted,
-            "redone": self.redone,
-            "repaired": self.repaired,
-            "varied": self.varied,
-            "varied_requests": self.varied_requests,
-            "failures": dict(self.failures),
-            "bad_outputs": dict(self.bad_outputs),
-            "structured": dict(self.structured),
-            "free": dict(self.free),
-        }
 
 
 def _node(s: Subject) -> dict[str, Any]:
@@ -197,43 +146,6 @@ def _template(prompts: Prompts, kind: Kind) -> str:
     }[kind]
 
 
-def _token_cap(limits: TokenLimits, kind: Kind) -> int:
-    return {
-        "decompose": limits.decompose,
-        "refine": limits.refine,
-        "score": limits.score,
-        "execute": limits.execute,
-    }[kind]
-
-
-VARIED_TEMPERATURE = 0.7
-"""Sampling temperature of a varied request (:func:`_request`'s ``vary``)."""
-VARIED_TOP_K = 40
-
-
-def _request(
-    settings: ModelSettings,
-    kind: Kind,
-    system: str,
-    prompt: str,
-    schema: OutputSchema | None = None,
-    vary: int = 0,
-) -> GenerationRequest:
-    """The request for one generation. ``vary`` > 0: the same question asked to sample (a
-    greedy model asked the same prompt gives the same unusable answer), seeded by ``vary``."""
-    # float()/int() as ever: the cassette key hashes these values, and 0 is not 0.0 there.
-    return GenerationRequest(
-        prompt=prompt,
-        system=system,
-        max_tokens=int(_token_cap(settings.max_tokens, kind)),
-        temperature=float(max(settings.temperature, VARIED_TEMPERATURE) if vary else settings.temperature),
-        top_k=int(max(settings.top_k, VARIED_TOP_K) if vary else settings.top_k),
-        seed=int(settings.seed) + vary,
-        repeat_penalty=float(settings.repeat_penalty),
-        schema=schema,
-    )
-
-
 def _attempts(
     model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts, vary: int = 0
 ) -> T:
@@ -259,9 +171,9 @@ def _attempts(
             )
         )
         wants = accepts_schema(model)  # asked each time: a server may turn out to ignore schemas
-        cap = int(_token_cap(settings.max_tokens, kind))
+        cap = int(token_cap(settings.max_tokens, kind))
         schema = schema_for(kind, ask.spec.tree, ask.fact_fields, ask.constraints, cap) if wants else None
-        gen = generate_locked(model, _request(settings, kind, system, asked, schema, again))
+        gen = generate_locked(model, request(settings, kind, system, asked, schema, again))
         counts.varied_requests += 1 if again else 0
         (counts.structured if gen.structured else counts.free)[kind] += 1
         if cut_repeats(gen.text)[1]:

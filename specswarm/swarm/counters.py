@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from specswarm.model.tasks import TaskCounts
+from specswarm.model.asking import TaskCounts
 
 
 @dataclass
