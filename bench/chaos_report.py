@@ -1,7 +1,7 @@
 """Run every chaos scenario (tests/chaos.py) over many seeds and print a pass-count table.
 
     python bench/chaos_report.py                 # 10 seeds (0..9), every scenario
-    python bench/chaos_report.py --seeds 20 --scenario kill_executor --keep /tmp/chaos
+    python bench/chaos_report.py --seeds 20 --scenario kill_executor --keep DIR
 
 Real processes, real libp2p, the scripted model. Each run ends with the chaos invariants
 (convergence, one digest at every live peer and the observer, nothing accepted lost).
