@@ -70,12 +70,7 @@ class TaskCounts:
 
 
 def token_cap(limits: TokenLimits, kind: Kind) -> int:
-    return {
-        "decompose": limits.decompose,
-        "refine": limits.refine,
-        "score": limits.score,
-        "execute": limits.execute,
-    }[kind]
+    return int(getattr(limits, kind))  # one field per task kind
 
 
 VARIED_TEMPERATURE = 0.7

@@ -138,12 +138,7 @@ class _Ask:
 
 
 def _template(prompts: Prompts, kind: Kind) -> str:
-    return {
-        "decompose": prompts.decompose,
-        "refine": prompts.refine,
-        "score": prompts.score,
-        "execute": prompts.execute,
-    }[kind]
+    return str(getattr(prompts, kind))  # one field per task kind
 
 
 def _attempts(
@@ -225,12 +220,8 @@ def decompose(
     the split is then asked by the next of ``strategies`` and sampled, not greedy, since the
     same prompt would give the same unusable answer again."""
     tally = counts if counts is not None else TaskCounts()
-    if attempt and strategies:
-        strategy = (
-            strategies[(list(strategies).index(strategy) + attempt) % len(strategies)]
-            if strategy in strategies
-            else strategy
-        )
+    if attempt and strategy in strategies:
+        strategy = strategies[(list(strategies).index(strategy) + attempt) % len(strategies)]
     first = _decompose_once(
         model,
         spec,
