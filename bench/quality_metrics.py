@@ -623,11 +623,26 @@ def _stem(word: str) -> str:
     return word
 
 
+_ACRONYM = re.compile(r"\(([A-Z]{2,8})s?\)")
+
+
+def _expanded(text: str) -> str:
+    """``text`` without an acronym in parentheses that spells the initials of the words right
+    before it ("Command Line Interface (CLI)"): an alias, not more content."""
+
+    def drop(m: re.Match[str]) -> str:
+        letters = m.group(1).lower()
+        words = [w for w in re.split(r"[^\w]+", text[: m.start()]) if w][-len(letters) :]
+        return "" if "".join(w[0].lower() for w in words) == letters else m.group(0)
+
+    return _ACRONYM.sub(drop, text)
+
+
 def content_terms(text: str) -> frozenset[str]:
     """Lower-cased, lightly stemmed words of ``text`` minus stopwords, planning meta-words,
-    numbers and units (no tree context: see :func:`distinctive_terms`)."""
+    numbers, units and spelled-out acronyms (no tree context: see :func:`distinctive_terms`)."""
     out: set[str] = set()
-    for raw in _WORD.findall(text.lower()):
+    for raw in _WORD.findall(_expanded(text).lower()):
         word = raw.replace("’", "'")
         if word.endswith("'s"):
             word = word[:-2]
@@ -871,12 +886,14 @@ def constraints_met(tree: QTree, constraints: Sequence[Any]) -> Score:
 
 def ancestor_repeats(tree: QTree) -> Score:
     """Nodes whose distinctive title terms match an ancestor's (Jaccard at least
-    :data:`ANCESTOR_REPEAT_JACCARD`). Value: the number of such nodes."""
+    :data:`ANCESTOR_REPEAT_JACCARD`), unless they are a strict subset of them: "Error Handling"
+    under "Error Handling and Logging" takes one of its parts, while "Command Line Interface
+    Specification" under "Command Line Interface" says it again. Value: the number of such nodes."""
     terms = distinctive_terms(tree)
     items = []
     for node in tree.walk():
         for anc in tree.ancestors(node.id):
-            if terms[node.id] and terms[anc.id]:
+            if terms[node.id] and terms[anc.id] and not terms[node.id] < terms[anc.id]:
                 j = jaccard(terms[node.id], terms[anc.id])
                 if j >= ANCESTOR_REPEAT_JACCARD:
                     items.append(

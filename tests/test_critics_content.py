@@ -836,3 +836,39 @@ def test_a_noun_phrase_title_inside_a_siblings_title_is_overlap() -> None:
         [root],
     )
     assert good.passed, good.note
+
+
+def test_a_child_that_restates_its_parent_with_its_abbreviation_repeats_it() -> None:
+    # seen in a real todo-cli run: "Command Line Interface (CLI) Specification" passed as a
+    # part of "Command Line Interface"; the abbreviation and "specification" add nothing
+    root = cc.Relative(
+        "Write a software specification for a command-line todo-list app with sync", "ancestor"
+    )
+    stages = [
+        cc.Relative(t, "sibling", depth=1, parent_title=root.title)
+        for t in ("Syncing Mechanism", "Conflict Resolution", "Error Handling and Logging")
+    ]
+    parent = P("Command Line Interface")
+    kids = [P("CLI Input Validation"), P("CLI Output Formatting")]
+    bad = cc.check_repeats(
+        parent, [P("Command Line Interface (CLI) Specification"), *kids], [root, *stages], parent_depth=1
+    )
+    assert not bad.passed and "restates its parent" in bad.note
+    good = cc.check_repeats(parent, [P("Subcommands and flags"), *kids], [root, *stages], parent_depth=1)
+    assert good.passed, good.note
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("Command Line Interface (CLI) Specification", "Command Line Interface Specification"),
+        ("command-line interface (CLI)", "command-line interface"),
+        ("Department of Motor Vehicles (DMV) forms", "Department of Motor Vehicles forms"),
+        ("Application Programming Interfaces (APIs)", "Application Programming Interfaces"),
+        ("Tokyo (5 days)", "Tokyo (5 days)"),
+        ("Hotels (Kyoto)", "Hotels (Kyoto)"),
+        ("Visit the city (NYC)", "Visit the city (NYC)"),
+    ],
+)
+def test_drop_aliases(title: str, expected: str) -> None:
+    assert " ".join(cc.drop_aliases(title).split()) == expected

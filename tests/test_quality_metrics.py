@@ -121,6 +121,24 @@ def test_ancestor_and_descendant_are_not_a_near_duplicate_pair_but_a_repeat() ->
     assert [item.nodes for item in repeats.items] == [("1.1", "1")]
 
 
+def test_a_part_of_a_parent_is_no_repeat_but_a_restatement_with_an_acronym_is() -> None:
+    # from a real todo-cli run: "Error Handling" takes one of its parent's two parts, while
+    # "Command Line Interface (CLI) Specification" says its parent again
+    tree = from_nested(
+        (
+            "Write a specification for a todo app",
+            [
+                ("Error Handling and Logging", ["Error Handling", "Log rotation"]),
+                ("Command Line Interface", ["Command Line Interface (CLI) Specification", "Flags"]),
+            ],
+        )
+    )
+    repeats = qm.ancestor_repeats(tree)
+    assert [item.nodes for item in repeats.items] == [("2.1", "2")]
+    assert qm.content_terms("Command Line Interface (CLI)") == qm.content_terms("command line interface")
+    assert "nyc" in qm.content_terms("Hotels (NYC)")
+
+
 def test_boilerplate_is_not_content() -> None:
     # "conference" is in every title: it tells no two nodes apart
     tree = from_nested(

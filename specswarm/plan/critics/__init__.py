@@ -67,6 +67,7 @@ from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, 
 from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
 from specswarm.plan.critics.titles import (
     contains_title,
+    drop_aliases,
     near_duplicate,
     normalize_title,
     repeated_lines,
@@ -124,6 +125,7 @@ __all__ = [
     "item_terms",
     "lens_named",
     "contains_title",
+    "drop_aliases",
     "near_duplicate",
     "repeated_lines",
     "repeats_of",

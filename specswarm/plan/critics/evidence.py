@@ -21,6 +21,7 @@ from specswarm.plan.critics.terms import (
     plain,
     stem,
 )
+from specswarm.plan.critics.titles import drop_aliases
 from specswarm.plan.critics.words import ACTIONS
 
 SAME_CONTENT = 1.0
@@ -88,7 +89,7 @@ def item_terms(item: Item, lex: Lexicon) -> list[Term]:
 def title_keys(title: str, lex: Lexicon) -> set[str]:
     """Every key of the content terms of a title."""
     keys: set[str] = set()
-    for t in extract_terms(title, lex, in_title=True):
+    for t in extract_terms(drop_aliases(title), lex, in_title=True):
         keys |= t.keys
     return keys
 

@@ -42,6 +42,33 @@ def _stem(word: str) -> str:
 
 
 _PARENS = re.compile(r"\([^)]*\)")
+_ABBREVIATION = re.compile(r"\(\s*([A-Za-z][A-Za-z0-9&.]{1,9})\s*\)")
+_ANY_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _initials(words: Sequence[str]) -> str:
+    return "".join(w[0].lower() for w in words)
+
+
+def drop_aliases(text: str) -> str:
+    """``text`` without a parenthesized abbreviation of the words just before it, which says
+    nothing they do not: "Command Line Interface (CLI) Specification" is "Command Line Interface
+    Specification", "Department of Motor Vehicles (DMV)" its words; "Tokyo (5 days)" and "Hotels
+    (Kyoto)" keep theirs."""
+
+    def replace(m: re.Match[str]) -> str:
+        short = m.group(1)
+        if short.endswith("s") and short[:-1].isupper():
+            short = short[:-1]  # "APIs"
+        letters = "".join(c for c in short.lower() if c.isalpha())
+        before = _ANY_WORD.findall(text[: m.start()])
+        content = [w for w in before if w.lower() not in _STOPWORDS]
+        n = len(letters)
+        if n >= 2 and any(len(ws) >= n and _initials(ws[-n:]) == letters for ws in (before, content)):
+            return " "
+        return m.group(0)
+
+    return _ABBREVIATION.sub(replace, text)
 
 
 def title_words(text: str) -> list[str]:

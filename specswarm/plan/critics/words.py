@@ -70,6 +70,7 @@ RESTATING = _ws("""
 mechanism mechanisms process processes overview details detail system systems management approach
 approaches strategy strategies implementation handling basics fundamentals introduction summary
 concept concepts logic method methods procedure procedures aspects aspect part parts phase stage
+specification specifications spec specs definition definitions description outline requirements
 stages step steps section sections component components module modules feature features
 """)
 """Generic heads that add nothing to the words before them: "Conflict Resolution Mechanism" under
