@@ -230,3 +230,22 @@ def test_an_executor_answer_that_echoes_the_prompts_breadcrumb_keeps_only_its_co
         parse_execution(f"{goal} > Venue > Book the hall", goal=goal)
     # a line that merely names the goal, without the path, stays
     assert parse_execution(f"- {goal}: keep the budget sheet current", goal=goal).endswith("current")
+
+
+def test_the_answer_formats_placeholder_is_no_part() -> None:
+    # seen with the embedded model: the format line "- Short title: one sentence of concrete
+    # detail" written back as parts beside real ones
+    text = "- Short title: one sentence of concrete detail\n- Concrete detail\n"
+    text += "- Sync engine: merge\n- Storage: file"
+    with pytest.raises(OutputError, match="echoes the answer format"):
+        parse_children(text, min_children=3, max_children=5)
+    assert [c.title for c in parse_children(text, min_children=2, max_children=5)] == [
+        "Sync engine",
+        "Storage",
+    ]
+
+
+def test_a_numbered_task_label_gives_way_to_its_text() -> None:
+    text = "- **Task 1:** Identify the devices that sync.\n- **Task 2:** Pick the folder sync tool."
+    titles = [c.title for c in parse_children(text, min_children=2, max_children=5)]
+    assert titles == ["Identify the devices that sync", "Pick the folder sync tool"]

@@ -21,6 +21,7 @@ from specswarm.model import (
     rate,
     render_prompt,
 )
+from specswarm.model.prompts import plain_critiques
 from specswarm.plan.critics import check_split, combine
 from specswarm.spec import GoalSpec, spec_from_mapping
 
@@ -199,8 +200,29 @@ def test_refine_uses_previous_children_and_critiques() -> None:
         previous=previous,
     )
     prompt = model.calls[0].prompt
-    assert "Previous split:\n- Tokyo stuff\n- Misc\nReviewers said:\n- vagueness: #2" in prompt
-    assert model.calls[0].system.startswith("You are a planner. You improve a split")
+    # what to fix, in plain words; no title of the rejected split (the model would copy it)
+    assert "A previous split of it was rejected:\n- some parts named nothing concrete" in prompt
+    assert "Tokyo stuff" not in prompt and "Misc" not in prompt
+
+
+def test_plain_critiques_name_no_part() -> None:
+    lines = [
+        'repeats: #1 "Conflict Resolution Mechanism" repeats the root stage "Conflict Resolution"',
+        'overlap: #1 "Tokyo" and #3 "Tokyo food" plan the same place',
+        "coverage: 1/8 key terms of the parent's detail covered; not covered: devices, folder",
+        'facts: days add up to 16, expected 14; #2 "Visit Kyoto (3 days)" says 3 days, its facts 1',
+        "repeats: this split was already proposed; split the goal another way",
+        'repeats: #2 "Hike Fuji" repeats the stage "Fuji"',
+    ]
+    said = plain_critiques(lines, "Syncing")
+    assert said == [
+        'some parts planned again what is planned elsewhere in the tree, or restated "Syncing" itself: '
+        'every part must be one piece of "Syncing" only',
+        "two or more parts covered the same thing: give every part a subject of its own",
+        "together the parts must also cover: devices, folder",
+        "days add up to 16, expected 14; a part says 3 days, its facts 1",
+        "this split, or most of it, was proposed before: split it another way",
+    ]
 
 
 def test_rate_parses_and_returns_none_when_hopeless() -> None:

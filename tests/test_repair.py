@@ -134,7 +134,7 @@ def test_a_split_already_on_the_table_is_asked_for_again_another_way() -> None:
     again = rec.requests[1].prompt
     # the second request is the refine prompt: another strategy, the first answer, the reason
     assert "by geography" not in again and ("by activity" in again or "by days" in again)
-    assert "Previous split" in again and "already proposed" in again
+    assert "A previous split of it was rejected" in again and "proposed before" in again
 
 
 @pytest.mark.parametrize(
@@ -170,7 +170,7 @@ def test_a_near_copy_of_a_rival_split_is_asked_for_again(table: list[str], asked
         ["Hokkaido", "Hiroshima", "Nagano"] if asked_again else ["Tokyo", "Kyoto", "Osaka"]
     )
     if asked_again:
-        assert "already proposed for this goal by a rival" in rec.requests[1].prompt
+        assert "proposed before: split it another way" in rec.requests[1].prompt
 
 
 def test_when_the_second_way_is_no_better_the_first_split_is_kept() -> None:
@@ -214,7 +214,7 @@ def test_an_overlap_that_cannot_be_merged_is_asked_for_again() -> None:
     # min_children is 3 here: merging the two Tokyo children would leave 2
     kids = decompose(rec.model, spec_of(), ROOT, [], [], "geography", [], counts=counts, relatives=[])
     assert [c.title for c in kids] == ["Tokyo", "Kyoto", "Osaka"]
-    assert counts.repaired == 0 and counts.varied == 1 and "overlap" in rec.requests[1].prompt
+    assert counts.repaired == 0 and counts.varied == 1 and "covered the same thing" in rec.requests[1].prompt
 
 
 def test_a_result_its_facts_rule_out_is_named() -> None:

@@ -51,7 +51,9 @@ _BULLET = re.compile(
     re.X | re.I,
 )
 _SEPARATORS = (": ", " — ", " – ", " - ", " -- ", " | ", "; ")
-_LABEL = re.compile(r"^(?:step|part|phase|stage|item|option)\s*\d{1,2}$", re.I)
+_LABEL = re.compile(r"^(?:step|part|phase|stage|item|option|task|point)\s*\d{1,2}$", re.I)
+# the answer format's own placeholder ("- Short title: one sentence of concrete detail") written back
+_FORMAT_ECHO = re.compile(r"^(?:short )?title$|^(?:one sentence of )?concrete(?: detail)?$", re.I)
 _FACT = re.compile(r"\(?\b([A-Za-z_]\w{0,30})\s*[:=]\s*(\d{1,6})\b\)?")
 
 
@@ -318,17 +320,14 @@ def parse_children(
     children: list[Child] = []
     dropped: list[str] = []
     for title, detail, facts in raw:
-        title = trim_words(title.rstrip(".:;,"), MAX_TITLE)
-        detail = trim_words(detail, MAX_DETAIL)
-        if not title:
-            continue
-        if any(p and near_duplicate(title, p) for p in (parent_title, goal)):
-            dropped.append(f"{title!r} only repeats the goal")
-            continue
-        if any(near_duplicate(title, c.title) for c in children):
+        title, detail = trim_words(title.rstrip(".:;,"), MAX_TITLE), trim_words(detail, MAX_DETAIL)
+        echo = _FORMAT_ECHO.match(title)
+        if echo or any(p and near_duplicate(title, p) for p in (parent_title, goal)):
+            dropped.append(f"{title!r} {'echoes the answer format' if echo else 'only repeats the goal'}")
+        elif any(near_duplicate(title, c.title) for c in children):
             dropped.append(f"{title!r} repeats another part")
-            continue
-        children.append(Child(title=title, detail=detail, leaf=leaves, facts=facts))
+        elif title:
+            children.append(Child(title=title, detail=detail, leaf=leaves, facts=facts))
     if len(children) < min_children:
         why = f" ({'; '.join(dropped)})" if dropped else ""
         raise OutputError(f"only {len(children)} usable part(s), need {min_children} to {max_children}{why}")

@@ -26,7 +26,8 @@ wrong, not the model).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from specswarm.spec.prompting import TASK_VARIABLES, render
@@ -57,3 +58,36 @@ def render_task_prompt(task: str, template_text: str, context: Mapping[str, Any]
     given = {name: context[name] for name in TASK_VARIABLES[task]}
     system, prompt = render(template_text, given, label=f"prompts.{task}")
     return _tidy(system), _tidy(prompt)
+
+
+_QUOTED = re.compile(r'(?:#\d+\s*)?"[^"]*"(?:\s*\([^)]*\))?')
+
+
+def plain_critiques(lines: Sequence[str], node_title: str) -> list[str]:
+    """The reviewers' critique lines ("repeats: #1 \"Tokyo\" repeats the root stage ...") as
+    what to do next, naming no part: given titles, the small model writes them back as its
+    "improved" split (measured: a todo-cli revision was its rejected split again, and a split
+    given the titles beside it was those titles). What each check asks is said in plain words;
+    numbers and the terms still to cover stay."""
+    out: list[str] = []
+    for line in lines:
+        check, _, note = line.partition(":")
+        check, note = check.strip(), note.strip()
+        if check == "repeats" and "already proposed" in note:
+            said = "this split, or most of it, was proposed before: split it another way"
+        elif check == "repeats":
+            said = (
+                f'some parts planned again what is planned elsewhere in the tree, or restated "{node_title}" '
+                f'itself: every part must be one piece of "{node_title}" only'
+            )
+        elif check == "overlap":
+            said = "two or more parts covered the same thing: give every part a subject of its own"
+        elif check in ("vagueness", "concreteness"):
+            said = "some parts named nothing concrete: name the thing each part is about"
+        elif check == "coverage" and "not covered:" in note:
+            said = "together the parts must also cover: " + note.split("not covered:", 1)[1].strip()
+        else:
+            said = " ".join(_QUOTED.sub("a part", note).split()) or check
+        if said not in out:
+            out.append(said)
+    return out

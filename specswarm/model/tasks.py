@@ -46,7 +46,7 @@ from specswarm.model.parse import (
     parse_execution,
     parse_score,
 )
-from specswarm.model.prompts import render_task_prompt
+from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
@@ -124,7 +124,7 @@ class _Ask:
             "ancestors": [_node(a) for a in self.ancestors],
             "siblings": [_node(s) for s in self.siblings],
             "strategy": self.strategy.removeprefix("by ").strip() or self.strategy,  # "by {{ }}"
-            "critiques": list(self.critiques),
+            "critiques": plain_critiques(self.critiques, self.node.title),
             "constraints": [c.to_json() for c in self.constraints],
             # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
             "limits": {"min_children": low, "max_children": high, "target": max(low, min(high, 4))},
