@@ -785,13 +785,20 @@ def sibling_overlap(tree: QTree) -> Score:
     return Score(round(best, 6), tuple(items))
 
 
-def fact_consistency(tree: QTree) -> Score:
+def fact_consistency(tree: QTree, constraints: Sequence[Any] = ()) -> Score:
     """Share of splits of a node carrying a numeric fact whose children all declare that fact and
-    add up to it (every numeric fact of the node). Items: the inconsistent splits."""
+    add up to it (every numeric fact of the node). Where the spec declares a ``sum`` for a split,
+    that sum is what the split divides: "Organize a one-day conference" with ``sum weeks: 26``
+    divides 26 weeks of preparation, not the one day its title reads as. Items: the inconsistent
+    splits."""
+    sums = [c for c in constraints if _get(c, "kind") == "sum" and numeric(_get(c, "total")) is not None]
     good, total, items = 0, 0, []
     for node in tree.walk():
         kids = tree.kids(node)
         own = {k: v for k, v in ((k, numeric(v)) for k, v in node.facts.items()) if v is not None}
+        declared_here = [c for c in sums if _get(c, "applies_to", "root") == "all" or node.id == tree.root]
+        if kids and declared_here:
+            own = {str(_get(c, "field")): float(numeric(_get(c, "total")) or 0) for c in declared_here}
         if not kids or not own:
             continue
         total += 1
@@ -1027,7 +1034,7 @@ def evaluate(tree: QTree, constraints: Sequence[Any] = ()) -> dict[str, Score]:
         "depth": depth(tree),
         "near_duplicates": near_duplicates(tree),
         "sibling_overlap": sibling_overlap(tree),
-        "fact_consistency": fact_consistency(tree),
+        "fact_consistency": fact_consistency(tree, constraints),
         "constraints": constraints_met(tree, constraints),
         "ancestor_repeats": ancestor_repeats(tree),
         "result_repeats": result_repeats(tree),

@@ -269,6 +269,23 @@ def test_months_that_overrun() -> None:
     assert "months 6 != 2+3+2 = 7" in score.items[0].note
 
 
+def test_a_declared_sum_is_what_the_root_split_divides() -> None:
+    # "a one-day conference" prepared over 26 weeks: the title's day is the event, the spec's
+    # sum says the split shares 26 weeks (read from a real conference run, where the metric
+    # counted a consistent root split as inconsistent)
+    tree = from_nested(
+        (
+            "Organize a one-day technical conference",
+            [{"title": "Venue", "facts": {"weeks": 10}}, {"title": "Speakers", "facts": {"weeks": 16}}],
+        )
+    )
+    assert qm.fact_consistency(tree).count == 0  # the title's "one-day" alone: days 1 != ?+?
+    weeks = {"kind": "sum", "field": "weeks", "total": 26, "applies_to": "root"}
+    assert qm.fact_consistency(tree, [weeks]).show() == "1.00 (1/1)"
+    short = {**weeks, "total": 30}
+    assert "weeks 30 != 10+16" in qm.fact_consistency(tree, [short]).items[0].note
+
+
 def test_no_numeric_fact_no_split_to_judge() -> None:
     score = qm.fact_consistency(from_nested(("Write a spec", ["Scope", "Design"])))
     assert score.total == 0
