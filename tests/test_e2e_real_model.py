@@ -57,17 +57,20 @@ def test_tiny_plan_with_the_real_model_offline(tmp_path: Path) -> None:
     assert rep["complete"] and {p["digest"] for p in rep["peers"]} == {rep["digest"]}
     plan = fold(read_event_log(events).events)
     assert plan.digest == rep["digest"]
-    # the split was chosen by a quorum of the two scorers or, when they rejected every revision
-    # (the small model's tiny split is vague, and it repeats itself when asked to revise), it is
-    # the best rejected one once the decomposer's chain (max_revisions 1 + 1) was used up
+    # the split was chosen by a quorum of the two scorers or, when no proposal reached it (the
+    # small model's tiny split is vague, and it repeats itself when asked to revise), it is the
+    # best rejected one -- most approvals, then highest mean score -- once the decomposer's
+    # chain (max_revisions 1 + 1, or fewer when a revision repeats its original) was used up
     root = plan.root
     assert root is not None and root.accepted_proposal is not None
     accepted = root.accepted_proposal
-    if accepted.approvals != 2:
-        assert accepted.approvals == 0 and accepted.rejections == 2
-        assert len(root.proposals) == 2 and all(p.rejections == 2 for p in root.proposals)
-        assert accepted.mean_score == max(p.mean_score or 0 for p in root.proposals)
-        assert all(v.critique and v.critique != "no problems found" for v in accepted.votes)
+    if accepted.approvals < 2:
+        assert accepted.rejections >= 1 and 1 <= len(root.proposals) <= 2
+        assert all(p.approvals < 2 and p.approvals + p.rejections == 2 for p in root.proposals)
+        best = max((p.approvals, p.mean_score or 0) for p in root.proposals)
+        assert (accepted.approvals, accepted.mean_score or 0) == best
+        # a rejecting vote says why
+        assert any(not v.approve and v.critique and v.critique != "no problems found" for v in accepted.votes)
     leaves = plan.leaves()
     assert 2 <= len(leaves) <= 3
     for leaf in leaves:
