@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import partial
 
-from specswarm.plan.index import EVERYTHING, EventIndex
+from specswarm.plan.index import EVERYTHING, JOIN, EventIndex
 from specswarm.plan.rules import (
     AS_LEAF,
     LeafDecision,
@@ -91,6 +91,8 @@ class FoldState:
             self._who = None
             self._tree = None
             self._dirty.clear()
+        elif touched == JOIN:
+            self._join(event.author)
         elif touched is not None:
             self._decisions.pop(touched, None)
             self._leaf_decisions.pop(touched, None)
@@ -105,6 +107,30 @@ class FoldState:
 
     def roles(self) -> dict[str, str]:
         return self._roles_and_strategies()[0]
+
+    def _join(self, author: str) -> None:
+        """A new join of ``author``: update its role alone. Only if the role (or strategy) it
+        counts for changed, drop the decisions over its events: every rule reads a role per
+        author (:func:`~specswarm.plan.rules.assign_roles` of that author's joins is what the
+        whole set's gives it), so nothing else is decided differently."""
+        if self._who is None or self.run_event is None:
+            return
+        roles, strategies = self._who
+        mine = assign_roles(self.run_event, {author: self._index.joins.get(author, [])})
+        role, strategy = mine[0].get(author), mine[1].get(author)
+        if roles.get(author) == role and strategies.get(author) == strategy:
+            return
+        roles, strategies = dict(roles), dict(strategies)  # earlier plans keep their own
+        for table, value in ((roles, role), (strategies, strategy)):
+            if value is None:
+                table.pop(author, None)
+            else:
+                table[author] = value
+        self._who = roles, strategies
+        for node in self._index.touched_by(author):
+            self._decisions.pop(node, None)
+            self._leaf_decisions.pop(node, None)
+            self._dirty.add(node)
 
     def _roles_and_strategies(self) -> tuple[dict[str, str], dict[str, str]]:
         if self._who is None:

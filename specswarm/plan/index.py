@@ -17,8 +17,11 @@ from specswarm.protocol.bodies import (
 from specswarm.protocol.events import Event
 
 EVERYTHING: Final = "*"
-"""What :meth:`EventIndex.add` returns when an event can change any decision (a join, or
-another run taking over)."""
+"""What :meth:`EventIndex.add` returns when an event can change any decision (another run
+taking over)."""
+JOIN: Final = "+join"
+"""What :meth:`EventIndex.add` returns for a new join of the run: it changes only its author's
+role, so only the decisions over that author's events (:meth:`EventIndex.touched_by`)."""
 
 
 class EventIndex:
@@ -39,6 +42,8 @@ class EventIndex:
         self.claims: dict[str, dict[str, Event]] = {}  # leaf -> claim id -> claim
         self.results: dict[str, dict[str, Event]] = {}  # leaf -> result id -> result
         self.counts: dict[str, int] = {}
+        self.by_author: dict[str, list[Event]] = {}
+        """author -> its events that bear on a node (proposals, votes, ballots, claims, results)."""
         self._run_events: dict[str, Event] = {}
         self._run_sizes: dict[str, int] = {}
 
@@ -62,7 +67,9 @@ class EventIndex:
                 touched = EVERYTHING
         if isinstance(body, JoinBody):
             self.joins.setdefault(event.author, []).append(event)
-            return EVERYTHING
+            return touched or JOIN
+        if isinstance(body, ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody):
+            self.by_author.setdefault(event.author, []).append(event)
         if isinstance(body, ProposalBody):
             self.proposals[event.id] = event
             self.proposals_by_node.setdefault(body.node, set()).add(event.id)
@@ -84,6 +91,21 @@ class EventIndex:
             self.results.setdefault(body.leaf, {})[event.id] = event
             return touched or body.leaf
         return touched
+
+    def touched_by(self, author: str) -> set[str]:
+        """The nodes whose decisions read ``author``'s role: those its events bear on."""
+        nodes: set[str] = set()
+        for event in self.by_author.get(author, ()):
+            body = event.body
+            if isinstance(body, VoteBody):
+                prop = self.proposals.get(body.proposal)
+                if prop is not None and isinstance(prop.body, ProposalBody):
+                    nodes.add(prop.body.node)
+            elif isinstance(body, ProposalBody | BallotBody):
+                nodes.add(body.node)
+            elif isinstance(body, ClaimBody | ResultBody):
+                nodes.add(body.leaf)
+        return nodes
 
     def _choose_run(self) -> Event | None:
         """The run event of the run holding the most events (ties: least run event id), so a

@@ -15,7 +15,7 @@ import base64
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -141,6 +141,12 @@ def admit(admission_key: Identity, run: str, peer_id: str, role: str) -> str:
     return base64.b64encode(admission_key.sign(admission_message(run, peer_id, role))).decode()
 
 
+ADMISSIONS_KEPT = 8192
+"""Admission checks whose answers a process remembers (a pure function of strings: every fold
+of every peer in the process asks it again for each join it holds)."""
+
+
+@lru_cache(maxsize=ADMISSIONS_KEPT)
 def admission_valid(admission_pub_hex: str, run: str, peer_id: str, role: str, sig_b64: str | None) -> bool:
     if not sig_b64:
         return False

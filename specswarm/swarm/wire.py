@@ -49,9 +49,30 @@ def reason_class(reason: str) -> str:
     return reason.split(":", 1)[0].strip() or "invalid"
 
 
+VERIFIED_SHARED = 8192
+"""Events pulled by anti-entropy whose verification every node of one process shares."""
+
+_VERIFIED: dict[tuple[bytes, str | None], tuple[Event | None, str]] = {}
+
+
 def verify_event(raw: object, run: str | None) -> tuple[Event | None, str]:
-    """Verify an event as it came off the wire (any JSON value): ``(event, "")`` or ``(None, reason)``."""
-    return check_event(raw, run)  # type: ignore[arg-type]  # check_event refuses any value, never raises
+    """Verify an event as it came off the wire (any JSON value): ``(event, "")`` or ``(None, reason)``.
+
+    Like :func:`decode_gossip`, a pure function with an immutable answer, shared by every node
+    of the process (keyed by a hash of the value's JSON; the :data:`VERIFIED_SHARED` latest
+    kept): peers in one process that pull the same event verify it once."""
+    try:
+        text = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    except (TypeError, ValueError, RecursionError):
+        return check_event(raw, run)  # type: ignore[arg-type]  # refuses any value, never raises
+    key = (hashlib.blake2b(text, digest_size=20).digest(), run)
+    answer = _VERIFIED.get(key)
+    if answer is None:
+        answer = check_event(raw, run)  # type: ignore[arg-type]
+        _VERIFIED[key] = answer
+        if len(_VERIFIED) > VERIFIED_SHARED:
+            del _VERIFIED[next(iter(_VERIFIED))]
+    return answer
 
 
 def _dumps(obj: object) -> bytes:

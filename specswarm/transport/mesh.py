@@ -34,6 +34,7 @@ import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import trio
 
@@ -63,8 +64,9 @@ class MeshCounters:
     """Copies this peer sent that the network dropped."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Hop:
+class _Hop(NamedTuple):
+    """One copy of a message on one link (a tuple: a simulation makes millions of them)."""
+
     receiver: str
     via: str
     origin: str
@@ -97,8 +99,10 @@ class MeshNetwork:
         self.rng = random.Random(seed)
         self.peers: dict[str, MeshTransport] = {}
         self.links: dict[str, set[str]] = {}
-        self._queue: list[tuple[float, int, _Hop]] = []
-        self._seq = itertools.count()
+        self._due: dict[int, list[_Hop]] = {}
+        """Tick number -> the hops due then, in the order they were sent."""
+        self._ticks: list[int] = []
+        """A heap of the tick numbers in :attr:`_due`."""
         self._wake = trio.Event()
         self._changed = trio.Event()
 
@@ -141,41 +145,49 @@ class MeshNetwork:
 
     # ----- gossip --------------------------------------------------------------------------
     def _hop_latency(self) -> float:
-        return self.latency + (self.rng.uniform(0, self.jitter) if self.jitter else 0.0)
+        # what rng.uniform(0, jitter) draws, without its Python frame (one call per hop)
+        return self.latency + (self.jitter * self.rng.random() if self.jitter else 0.0)
 
     def _push(self, sender: MeshTransport, origin: str, msg_id: bytes, data: bytes, skip: str) -> None:
         now = trio.current_time()
-        for receiver in self.links.get(sender.local_id, ()):
+        counters, via, loss, rng = sender.mesh, sender.local_id, self.loss, self.rng
+        for receiver in self.links.get(via, ()):
             if receiver in (skip, origin):
                 continue
-            sender.mesh.sent += 1
-            if self.loss and self.rng.random() < self.loss:
-                sender.mesh.lost += 1
+            counters.sent += 1
+            if loss and rng.random() < loss:
+                counters.lost += 1
                 continue
-            due = math.ceil((now + self._hop_latency()) / TICK) * TICK
-            hop = _Hop(receiver, sender.local_id, origin, msg_id, data)
-            heapq.heappush(self._queue, (due, next(self._seq), hop))
+            tick = math.ceil((now + self._hop_latency()) / TICK)
+            bucket = self._due.get(tick)
+            if bucket is None:
+                bucket = self._due[tick] = []
+                heapq.heappush(self._ticks, tick)
+            bucket.append(_Hop(receiver, via, origin, msg_id, data))
         self._wake.set()
 
     async def pump(self) -> None:
         """Deliver queued hops in time order (runs for the network's lifetime)."""
+        # Hops are kept by due tick (a list per tick, in sending order): the same order as a
+        # heap of (due, sequence) gives, at a list append per hop instead of a heap operation.
+        ticks, due_hops, peers, links = self._ticks, self._due, self.peers, self.links
         while True:
-            if not self._queue:
+            if not ticks:
                 self._wake = trio.Event()
                 await self._wake.wait()
                 continue
             now = trio.current_time()
-            due = self._queue[0][0]
+            due = ticks[0] * TICK
             if due > now:
                 self._wake = trio.Event()
                 with trio.move_on_at(due):
                     await self._wake.wait()
                 continue
-            while self._queue and self._queue[0][0] <= now:
-                hop = heapq.heappop(self._queue)[2]
-                receiver = self.peers.get(hop.receiver)
-                if receiver is not None and hop.via in self.links.get(hop.receiver, ()):
-                    receiver._arrive(hop)
+            while ticks and ticks[0] * TICK <= now:
+                for hop in due_hops.pop(heapq.heappop(ticks)):
+                    receiver = peers.get(hop.receiver)
+                    if receiver is not None and hop.via in links.get(hop.receiver, ()):
+                        receiver._arrive(hop)
             await trio.lowlevel.checkpoint()
 
     async def _wait_until(self, condition: object, what: str, timeout: float) -> None:
