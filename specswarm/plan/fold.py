@@ -109,10 +109,8 @@ class FoldState:
         return self._roles_and_strategies()[0]
 
     def _join(self, author: str) -> None:
-        """A new join of ``author``: update its role alone. Only if the role (or strategy) it
-        counts for changed, drop the decisions over its events: every rule reads a role per
-        author (:func:`~specswarm.plan.rules.assign_roles` of that author's joins is what the
-        whole set's gives it), so nothing else is decided differently."""
+        """A new join of ``author``: its role alone is assigned again, and if it changed, the
+        decisions over its events are dropped (every rule reads roles per author)."""
         if self._who is None or self.run_event is None:
             return
         roles, strategies = self._who

@@ -5,8 +5,9 @@ more than :data:`ANNOUNCERS` peers only once in ``peers / ANNOUNCERS`` rounds, a
 still while nothing changes and every peer agrees: an announcement is relayed to every peer, so
 at a fixed rate per peer each peer would receive ``peers`` of them per round. A node that hears
 a peer holding more than it does, or as many but other events, waits one round (gossip still in
-flight arrives meanwhile) and, if the gap is still there, pulls the inventory of that peer and
-fetches the events it lacks over request/response; one pull at a time. A node that joins late
+flight arrives meanwhile) and, if the gap is still there, finds the ids it lacks by comparing
+range summaries with that peer (:mod:`specswarm.swarm.ranges`, not the whole inventory) and
+fetches those events over request/response; one pull at a time. A node that joins late
 (or knows only one address) learns the run the same way, with ``hello``.
 """
 
@@ -22,6 +23,7 @@ import trio
 from specswarm.errors import TransportError
 from specswarm.protocol.events import Event
 from specswarm.swarm.liveness import Liveness
+from specswarm.swarm.ranges import SUM_ROUNDS, Descent, Sum, decode_sum_reply, encode_sum_reply
 from specswarm.swarm.store import EventStore
 from specswarm.swarm.wire import (
     GET_BATCH,
@@ -113,6 +115,8 @@ class AntiEntropy:
             return encode_hello_reply(self.store.run_event, len(self.store), self.role_name)
         if isinstance(req, Inv):
             return self.store.inv_reply()
+        if isinstance(req, Sum):
+            return encode_sum_reply(self.store.ranges.answer(req))
         return encode_get_reply(self.store.get(req.ids))
 
     # -- pulling ------------------------------------------------------------------------------
@@ -168,7 +172,7 @@ class AntiEntropy:
         self._syncing.add(peer)
         new = 0
         try:
-            ids = decode_inv_reply(await self._request(peer, INV))
+            ids = await self._differences(peer)
             missing = [i for i in ids if not self.store.holds_prefix(i)]
             for start in range(0, len(missing), GET_BATCH):
                 batch = Get(tuple(missing[start : start + GET_BATCH]))
@@ -186,12 +190,29 @@ class AntiEntropy:
             self._syncing.discard(peer)
         return new
 
-    async def _request(self, peer: str, data: bytes) -> bytes:
+    async def _differences(self, peer: str) -> list[str]:
+        """The ids ``peer`` holds that we may lack: found by descending the id ranges whose
+        summaries differ (:mod:`specswarm.swarm.ranges`), or, from a peer that does not answer
+        ``sum``, its whole inventory."""
+        descent = Descent.start(self.store.ranges)
+        for _ in range(SUM_ROUNDS):
+            request = descent.next_request()
+            if request is None:
+                break
+            answer = decode_sum_reply(await self._request(peer, encode_request(request), inventory=True))
+            if answer is None:
+                return list(decode_inv_reply(await self._request(peer, INV, inventory=True)))
+            descent.take(request, answer, self.store.ranges)
+        return list(descent.missing)
+
+    async def _request(self, peer: str, data: bytes, inventory: bool = False) -> bytes:
         self.counters.sync_requests += 1
         self.counters.sync_bytes += len(data)
         resp = await self.transport.request(peer, data, timeout=SYNC_TIMEOUT)
         self.liveness.heard(peer)
         self.counters.sync_bytes += len(resp)
+        if inventory:
+            self.counters.sync_inventory_bytes += len(data) + len(resp)
         return resp
 
     async def learn_run(self, timeout: float) -> Event:

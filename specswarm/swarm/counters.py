@@ -45,9 +45,11 @@ class NodeCounters:
     announces: int = 0
     """``have`` announcements published (anti-entropy gossip)."""
     sync_requests: int = 0
-    """Anti-entropy requests this node made (inv + get)."""
+    """Anti-entropy requests this node made (sum or inv, and get)."""
     sync_bytes: int = 0
     """Bytes of those requests and their responses."""
+    sync_inventory_bytes: int = 0
+    """Of those, the bytes spent finding which events to fetch (sum and inv, not get)."""
     sync_skipped: int = 0
     """Gaps an announcement showed that were not pulled because another pull was under way."""
     tasks: TaskCounts = field(default_factory=TaskCounts)
@@ -75,6 +77,7 @@ class NodeCounters:
             "announces": self.announces,
             "sync_requests": self.sync_requests,
             "sync_bytes": self.sync_bytes,
+            "sync_inventory_bytes": self.sync_inventory_bytes,
             "sync_skipped": self.sync_skipped,
             "tasks": self.tasks.to_json(),
             # every thread of this process, the model's included: a peer's whole cost in CPU

@@ -1,7 +1,8 @@
 """A node's copy of the run: the events it holds, and what it derives from them as they arrive.
 
 :class:`EventStore` wraps the :class:`~specswarm.plan.fold.FoldState` with what anti-entropy
-asks of it (the xor set digest, the id-prefix index ``get`` reads, the cached ``inv`` answer),
+asks of it (the xor set digest, the id-prefix index ``get`` reads, the sorted ids ``sum``
+answers from, the cached ``inv`` answer),
 appends every new event to the event log, keeps the Lamport clock, and wakes whoever waits for
 a change.
 """
@@ -16,6 +17,7 @@ import trio
 from specswarm.plan.fold import FoldState
 from specswarm.protocol.events import Event
 from specswarm.swarm.counters import NodeCounters
+from specswarm.swarm.ranges import IdRanges
 from specswarm.swarm.wire import ID_PREFIX, encode_inv_reply
 
 
@@ -34,6 +36,8 @@ class EventStore:
         """16-hex id prefix -> the events held under it, with their arrival index (for 'get')."""
         self._inv: bytes | None = None
         """The 'inv' answer, kept until the next new event."""
+        self.ranges = IdRanges()
+        """The id prefixes held, sorted, with their range summaries (the 'sum' answers)."""
         self._changed = trio.Event()
 
     @property
@@ -57,6 +61,7 @@ class EventStore:
             return False
         self._xor ^= int(event.id, 16)
         self._by_prefix.setdefault(event.id[:ID_PREFIX], []).append((len(self.state), event))
+        self.ranges.add(event.id[:ID_PREFIX])
         self._inv = None
         self.counters.applied += 1
         self.lamport = max(self.lamport, event.lamport)

@@ -8,7 +8,14 @@ Gossip (one topic per run; every message passes the node's validator before deli
 Requests (anti-entropy, request/response; never gossiped) and their answers:
 
 * ``{"t": "hello"}`` → ``{"run": <run event> | null, "n": N, "role": <role>}``;
-* ``{"t": "inv"}`` → ``{"ids": [<16-hex id prefixes>]}``;
+* ``{"t": "sum", "p": [<hex prefixes>], "all": [<hex prefixes>]}`` → ``{"sum": {<prefix>:
+  {"ids": [<16-hex id prefixes>]} | {"kids": [<"count:xor"> × 16]}}}``: per prefix, the ids
+  held under it when there are few (:data:`~specswarm.swarm.ranges.LIST_MAX`, or the prefix
+  is in ``all``),
+  else the summary of each one-digit-longer prefix, so two peers descend only where their
+  sets differ (:meth:`~specswarm.swarm.antientropy.AntiEntropy.sync_with`);
+* ``{"t": "inv"}`` → ``{"ids": [<16-hex id prefixes>]}`` (every id: what peers before ``sum``
+  ask, and what a peer asks one that does not answer ``sum``);
 * ``{"t": "get", "ids": [...]}`` → ``{"events": [...]}``;
 * anything else → ``{"error": ...}``.
 
@@ -25,9 +32,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from specswarm.protocol.events import MAX_EVENT_BYTES, Event, check_event
+from specswarm.swarm.ranges import ID_PREFIX as ID_PREFIX
+from specswarm.swarm.ranges import SUM_BATCH, Sum, prefixes
 
-ID_PREFIX = 16
-"""Hex digits of an event id that name it in ``inv`` and ``get``."""
 GET_BATCH = 200
 """Ids in one ``get`` request (a server reads no more)."""
 MAX_MESSAGE_BYTES = MAX_EVENT_BYTES + 1024
@@ -42,6 +49,7 @@ INV = b'{"t":"inv"}'
 MALFORMED_REQUEST = b'{"error":"malformed request"}'
 IDS_NOT_A_LIST = b'{"error":"ids must be a list"}'
 UNKNOWN_REQUEST = b'{"error":"unknown request"}'
+PREFIXES_NOT_A_LIST = b'{"error":"p and all must be lists"}'
 
 
 def reason_class(reason: str) -> str:
@@ -246,7 +254,7 @@ class Get:
     ids: tuple[str, ...]
 
 
-Request = Hello | Inv | Get
+Request = Hello | Inv | Sum | Get
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +269,8 @@ def encode_request(request: Request) -> bytes:
         return HELLO
     if isinstance(request, Inv):
         return INV
+    if isinstance(request, Sum):
+        return _dumps({"t": "sum", "p": list(request.prefixes), "all": list(request.everything)})
     return _dumps({"t": "get", "ids": list(request.ids)})
 
 
@@ -276,6 +286,12 @@ def decode_request(data: bytes) -> Request | BadRequest:
         return Hello()
     if kind == "inv":
         return Inv()
+    if kind == "sum":
+        asked, everything = req.get("p", []), req.get("all", [])
+        if not isinstance(asked, list) or not isinstance(everything, list):
+            return BadRequest(PREFIXES_NOT_A_LIST)
+        every = prefixes(everything[:SUM_BATCH])
+        return Sum(prefixes(asked[: SUM_BATCH - len(every)]), every)
     if kind == "get":
         wanted = req.get("ids")
         if not isinstance(wanted, list):

@@ -83,6 +83,8 @@ class SimResult:
     """Virtual seconds from the start to convergence (or to the timeout)."""
     events: int
     """Events in the union of every live peer's log."""
+    kinds: dict[str, int]
+    """Those events by kind (join, proposal, vote, ballot, claim, result, run)."""
     nodes: int
     live: int
     share_final: float
@@ -93,6 +95,8 @@ class SimResult:
     announces: int
     sync_requests: int
     sync_bytes: int
+    sync_inventory_bytes: int
+    """Of ``sync_bytes``, those spent finding which events to fetch (not the events)."""
     proposals: int
     model_calls: int
     plan: Plan | None = None
@@ -215,9 +219,13 @@ def _converged(swarm: LocalSwarm) -> bool:
 def _measure(swarm: LocalSwarm, cfg: SimConfig, converged: bool, seconds: float) -> SimResult:
     nodes = _live(swarm)
     everyone = list(swarm.nodes.values())  # the dead too: their traffic counts
-    union: set[str] = set()
+    union: dict[str, str] = {}
     for n in nodes:
-        union |= n.state.ids
+        for e in n.state.events():
+            union[e.id] = e.kind
+    kinds: dict[str, int] = {}
+    for kind in union.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
     digests: dict[str, int] = {}
     for n in nodes:
         plan = n.plan()
@@ -232,6 +240,7 @@ def _measure(swarm: LocalSwarm, cfg: SimConfig, converged: bool, seconds: float)
         converged=converged,
         seconds=seconds,
         events=len(union),
+        kinds=dict(sorted(kinds.items())),
         nodes=len(plan0.nodes) if plan0 else 0,
         live=len(nodes),
         share_final=holding / max(1, len(nodes)),
@@ -241,6 +250,7 @@ def _measure(swarm: LocalSwarm, cfg: SimConfig, converged: bool, seconds: float)
         announces=sum(n.counters.announces for n in everyone),
         sync_requests=sum(n.counters.sync_requests for n in everyone),
         sync_bytes=sum(n.counters.sync_bytes for n in everyone),
+        sync_inventory_bytes=sum(n.counters.sync_inventory_bytes for n in everyone),
         proposals=sum(len(v.proposals) for v in plan0.nodes.values()) if plan0 else 0,
         model_calls=sum(n.counters.model_calls for n in everyone),
         plan=plan0,

@@ -1,6 +1,20 @@
 """The executor: claims an unclaimed leaf, waits the settle window, executes it only if its
 claim is still the oldest, publishes the result; supersedes the claim of an executor that is
-gone, and finishes what it holds after a restart."""
+gone, and finishes what it holds after a restart.
+
+Not every executor that sees a leaf unclaimed claims it, or claims would grow with the
+executors rather than with the leaves. The claimable leaves, in tree order, fall to the free
+executors (those holding no open leaf, and not gone) one each: a leaf to the one ranked first
+for it by a hash of (leaf, peer) among those still without one (:func:`assign_leaves`). Every
+executor computes the same assignment from the same plan and claims its own leaf at once. A
+leaf is not claimed before its earlier siblings are (a result is compared with theirs), as
+when every executor took the first unclaimed leaf. Whatever stays claimable (its executor busy,
+gone, or unaware of the leaf) is claimed by the free executor ranked ``r`` for it
+(:func:`claim_rank`) once it has been claimable for ``max(1, r)`` settle windows, so nothing
+stalls. Peers whose views differ (one has not heard a join or a claim yet) may both claim; the
+oldest claim wins, as always.
+
+"""
 
 from __future__ import annotations
 
@@ -15,7 +29,7 @@ from specswarm.plan.critics import repeats_of
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody, ResultBody
 from specswarm.protocol.identity import short_id
-from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, tree_orders
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread, tree_orders
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -39,6 +53,11 @@ class Executor(ModelRole):
         self.gone_seconds = gone_seconds
         self.lost_races = 0
         self.executed = 0
+        self.waited = 0
+        """Times a claimable leaf was left to a better-ranked executor (for a while)."""
+        self._claimable: dict[str, float] = {}
+        """leaf id -> when this executor first saw it claimable (unclaimed, or its holder gone)."""
+        self._ranking = RankCache()
 
     def holder_gone(self, node: Node, holder: str, claim_id: str) -> bool:
         if holder == node.peer_id:
@@ -59,18 +78,53 @@ class Executor(ModelRole):
                 return
         # 2. claim something unclaimed, or take over a dead holder's claim: in tree order, so
         # the earlier siblings a result is compared with (_execute) are under way already
-        orders = tree_orders(plan)
-        for leaf in sorted(open_leaves, key=lambda n: (orders.get(n.id, (0, ())), n.id)):
+        now = trio.current_time()
+        claimable, busy, turn = self._turns(node, plan, open_leaves)
+        for leaf, gone in claimable:
             if self.backing_off(leaf.id):
                 continue
-            if leaf.claim is None:
-                await self._claim_and_run(node, leaf.id, None)
-                return
+            if turn.get(leaf.id) != node.peer_id:  # not mine: only once it has waited its turn
+                since = self._claimable[leaf.id]
+                turns = int((now - since) / self.settle) if self.settle > 0 else len(plan.roles)
+                if turns < 1 or claim_rank(node, plan, leaf.id, busy, self._ranking, since, turns) > turns:
+                    self.waited += 1
+                    continue
+            if gone:
+                holder = short_id(leaf.claim_holder or "?")
+                log.info("executor: %s holds %s but is gone; superseding", holder, leaf.id)
+            await self._claim_and_run(node, leaf.id, leaf.claim if gone else None)
+            return
+
+    def _turns(
+        self, node: Node, plan: Plan, open_leaves: list[NodeView]
+    ) -> tuple[list[tuple[NodeView, bool]], set[str], dict[str, str]]:
+        """The claimable leaves to claim now, in tree order (the first claimable child of each
+        node; with whether its holder is gone), the busy executors, and which free executor each
+        of those leaves falls to (:func:`assign_leaves`)."""
+        orders = tree_orders(plan)
+        now = trio.current_time()
+        busy = {n.claim_holder for n in open_leaves if n.claim_holder}
+        claimable: list[tuple[NodeView, bool]] = []
+        for leaf in sorted(open_leaves, key=lambda n: (orders.get(n.id, (0, ())), n.id)):
             holder = leaf.claim_holder
-            if holder and self.holder_gone(node, holder, leaf.claim):
-                log.info("executor: %s holds %s but is gone; superseding", short_id(holder), leaf.id)
-                await self._claim_and_run(node, leaf.id, leaf.claim)
-                return
+            gone = bool(holder and leaf.claim and self.holder_gone(node, holder, leaf.claim))
+            if leaf.claim is not None and not gone:
+                self._claimable.pop(leaf.id, None)
+                continue
+            self._claimable.setdefault(leaf.id, now)
+            claimable.append((leaf, gone))
+        # a leaf waits until its earlier siblings are claimed: a result is compared with theirs
+        # (_earlier_results), which must be under way when it is written
+        parents = {leaf.parent for leaf, _ in claimable}
+        ready = []
+        for leaf, gone in claimable:
+            if leaf.parent in parents:
+                parents.discard(leaf.parent)
+                ready.append((leaf, gone))
+            elif leaf.parent is None:
+                ready.append((leaf, gone))
+        ids = [leaf.id for leaf, _ in ready]
+        return ready, busy, assign_leaves(node, plan, ids, busy, self._ranking, self._claimable)
 
     async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
         claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
@@ -141,3 +195,54 @@ class Executor(ModelRole):
         """No live executor is working on ``leaf``: unclaimed, or its holder is gone."""
         holder = leaf.claim_holder
         return holder is None or (leaf.claim is not None and self.holder_gone(node, holder, leaf.claim))
+
+
+class RankCache:
+    """Per leaf, the executors this peer knows, best-ranked first; kept while the roles stay."""
+
+    def __init__(self) -> None:
+        self.roles: object = None
+        self.orders: dict[str, list[str]] = {}
+
+    def order(self, plan: Plan, leaf_id: str) -> list[str]:
+        if plan.roles is not self.roles:
+            self.roles, self.orders = plan.roles, {}
+        order = self.orders.get(leaf_id)
+        if order is None:
+            executors = [p for p, r in plan.roles.items() if r == "executor"]
+            order = self.orders[leaf_id] = sorted(executors, key=lambda p: (spread(leaf_id, p), p))
+        return order
+
+
+def assign_leaves(
+    node: Node, plan: Plan, leaves: list[str], busy: set[str], cache: RankCache, since: dict[str, float]
+) -> dict[str, str]:
+    """leaf id -> the free executor it falls to: ``leaves`` in order, each to the executor
+    ranked first for it among the free ones (not in ``busy``, not gone since the leaf became
+    claimable, as :meth:`Node.peer_gone` judges) that have none yet."""
+    taken = set(busy)
+    out: dict[str, str] = {}
+    for leaf in leaves:
+        for peer in cache.order(plan, leaf):
+            if peer in taken or (peer != node.peer_id and node.peer_gone(peer, since=since[leaf])):
+                continue
+            out[leaf] = peer
+            taken.add(peer)
+            break
+    return out
+
+
+def claim_rank(
+    node: Node, plan: Plan, leaf_id: str, busy: set[str], cache: RankCache, since: float, limit: int
+) -> int:
+    """This executor's place, from 0, among the free executors it knows for ``leaf_id``: those
+    ranked before it by a hash of (leaf, peer) that hold no open leaf (``busy``) and are not
+    gone (unheard since ``since``, as :meth:`Node.peer_gone` judges). Counting stops past
+    ``limit`` (the caller only asks whether the rank is at most ``limit``)."""
+    rank = 0
+    for peer in cache.order(plan, leaf_id):
+        if peer == node.peer_id or rank > limit:
+            break
+        if peer not in busy and not node.peer_gone(peer, since=since):
+            rank += 1
+    return rank
