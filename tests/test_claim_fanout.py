@@ -1,0 +1,144 @@
+"""Claims scale with the leaves, not with the executors: the claimable leaves, in tree order,
+fall to the free executors one each (ranked per leaf by a hash of (leaf, peer)), and each claims
+its own at once; a leaf left claimable is claimed by the free executor ranked ``r`` for it after
+``max(1, r)`` settle windows, so a busy or gone executor delays it by a window or so only."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import trio
+import trio.testing
+
+from specswarm.plan import ROOT, Plan, child_id, fold
+from specswarm.protocol.bodies import ClaimBody
+from specswarm.swarm.roles.base import spread, tree_orders
+from specswarm.swarm.roles.executor import Executor, RankCache, assign_leaves, claim_rank
+from specswarm.testing.sim import SimConfig, run_simulation
+from specswarm.testing.synth import Swarm, minimal_spec
+from tests.swarmkit import swarm_spec
+
+SETTLE = 0.5
+
+
+class FakeNode:
+    """What the executor asks of its node: the plan, who looks gone, and publishing."""
+
+    def __init__(self, peer_id: str, plan: Plan, gone: frozenset[str] = frozenset()) -> None:
+        self.peer_id = peer_id
+        self._plan = plan
+        self.gone = gone
+        self.published: list[Any] = []
+
+    def plan(self) -> Plan:
+        return self._plan
+
+    def peer_gone(self, peer: str, since: float, grace: float = 0.0) -> bool:
+        return peer in self.gone
+
+    async def publish(self, body: Any) -> Any:
+        self.published.append(body)
+        return SimpleNamespace(id=f"claim-{len(self.published)}")
+
+
+def _two_leaves(busy_first: bool) -> tuple[Plan, str, list[str]]:
+    """A run split into two leaves, with four executors; returns the plan, the second leaf and
+    the executors ranked for it. With ``busy_first``, its first-ranked executor holds the
+    first leaf."""
+    roles = {
+        "decomposer": {"count": 1, "strategies": ["by place"]},
+        "scorer": {"count": 1},
+        "executor": {"count": 4},
+        "observer": {"count": 1},
+    }
+    tree = {"max_depth": 1, "min_children": 1, "max_children": 6, "select": "first"}
+    sw = Swarm(spec=minimal_spec(quorum="all", roles=roles, tree=tree), seed=8)
+    prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["Lisbon", "Sintra"], leaf=True)
+    sw.vote(sw.peers["scorer"][0], prop, True, 80)
+    first, second = child_id(prop.id, 0), child_id(prop.id, 1)
+    ranked = sorted((e.peer_id for e in sw.peers["executor"]), key=lambda p: (spread(second, p), p))
+    if busy_first:
+        holder = next(e for e in sw.peers["executor"] if e.peer_id == ranked[0])
+        sw.claim(holder, first)
+    return fold(sw.events), second, ranked
+
+
+def _act_at(node: FakeNode, times: list[float]) -> list[tuple[float, list[str]]]:
+    """Run one executor's act at each virtual time; what it had claimed after each."""
+
+    async def main() -> list[tuple[float, list[str]]]:
+        ex = Executor(None, settle_seconds=SETTLE, claim_timeout=60.0)
+        seen = []
+        start = trio.current_time()
+        for t in times:
+            await trio.sleep_until(start + t)
+            await ex.act(node, node.plan())  # type: ignore[arg-type]
+            seen.append((t, [b.leaf for b in node.published if isinstance(b, ClaimBody)]))
+        return seen
+
+    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_the_first_ranked_free_executor_claims_at_once_the_next_one_settle_window_later() -> None:
+    plan, leaf, ranked = _two_leaves(busy_first=True)
+    # ranked[0] holds the other leaf: busy, so ranked[1] is first among the free ones
+    assert _act_at(FakeNode(ranked[1], plan), [0.0])[-1][1] == [leaf]
+    late = _act_at(FakeNode(ranked[2], plan), [0.0, SETTLE * 0.9, SETTLE * 1.1])
+    assert [claimed for _, claimed in late] == [[], [], [leaf]]
+    last = _act_at(FakeNode(ranked[3], plan), [0.0, SETTLE * 1.5, SETTLE * 2.1])
+    assert [claimed for _, claimed in last] == [[], [], [leaf]]
+
+
+def test_claimable_leaves_fall_in_tree_order_to_distinct_free_executors() -> None:
+    plan, _, ranked = _two_leaves(busy_first=False)
+    orders = tree_orders(plan)
+    leaves = sorted((n.id for n in plan.leaves()), key=lambda i: orders[i])
+    since = dict.fromkeys(leaves, 0.0)
+    turn = assign_leaves(FakeNode(ranked[0], plan), plan, leaves, set(), RankCache(), since)  # type: ignore[arg-type]
+    assert set(turn) == set(leaves) and len(set(turn.values())) == 2
+    first = sorted(ranked, key=lambda p: (spread(leaves[0], p), p))[0]
+    assert turn[leaves[0]] == first  # the first leaf picks first
+    # the first leaf's executor claims it at once; the second leaf waits for its elder sibling
+    assert _act_at(FakeNode(turn[leaves[0]], plan), [0.0])[-1][1] == [leaves[0]]
+    assert _act_at(FakeNode(turn[leaves[1]], plan), [0.0])[-1][1] == []
+    # the first leaf's executor looks gone: the others take both leaves, still one each
+    gone = frozenset([first])
+    view = FakeNode(ranked[0] if ranked[0] != first else ranked[1], plan, gone=gone)
+    again = assign_leaves(view, plan, leaves, set(), RankCache(), since)  # type: ignore[arg-type]
+    assert set(again) == set(leaves) and first not in again.values() and len(set(again.values())) == 2
+    # and with fewer free executors than leaves, the earlier leaf is the one taken
+    busy = {p for p in ranked if p != first}
+    live = FakeNode(view.peer_id, plan)
+    assert assign_leaves(live, plan, leaves, busy, RankCache(), since) == {leaves[0]: first}  # type: ignore[arg-type]
+
+
+def test_the_rank_counts_free_live_executors_ranked_before_us() -> None:
+    plan, leaf, ranked = _two_leaves(busy_first=False)
+    node = FakeNode(ranked[2], plan, gone=frozenset(ranked[:2]))
+    assert claim_rank(node, plan, leaf, set(), RankCache(), 0.0, 10) == 0  # type: ignore[arg-type]
+    alive = FakeNode(ranked[2], plan)
+    assert claim_rank(alive, plan, leaf, set(), RankCache(), 0.0, 10) == 2  # type: ignore[arg-type]
+    assert claim_rank(alive, plan, leaf, {ranked[0]}, RankCache(), 0.0, 10) == 1  # type: ignore[arg-type]
+    assert claim_rank(alive, plan, leaf, set(), RankCache(), 0.0, 0) == 1  # type: ignore[arg-type]  # stops early
+
+
+def test_no_leaf_is_claimed_before_its_earlier_siblings() -> None:
+    """A result is compared with the earlier siblings' (``_earlier_results``), which must be
+    under way when it is written: so the second leaf waits for the first to be claimed, even
+    for the executor it would fall to, and even past the fallback's windows."""
+    plan, second, ranked = _two_leaves(busy_first=False)
+    acts = [_act_at(FakeNode(p, plan), [0.0, 10 * SETTLE]) for p in ranked]
+    assert sum(1 for a in acts if a[0][1]) == 1  # at once: the first leaf, by the one it falls to
+    assert all(second not in a[-1][1] for a in acts)  # in this (frozen) view the first stays open
+
+
+def test_claims_in_a_simulated_swarm_follow_the_leaves_not_the_executors() -> None:
+    r = run_simulation(swarm_spec(), SimConfig(peers=40, depth=2))
+    assert r.converged and r.share_final == 1.0
+    leaves = len(r.plan.leaves()) if r.plan else 0
+    assert leaves >= 2
+    executors = sum(1 for role in r.plan.roles.values() if role == "executor") if r.plan else 0
+    assert executors > 2 * leaves  # more executors than leaves: the case that fanned out
+    assert r.kinds["result"] == leaves
+    assert r.kinds["claim"] <= 2 * leaves, r.kinds  # was about one per executor per leaf wave
