@@ -4,8 +4,10 @@ Each peer is the real Node (fold, Ed25519 signing and verification, anti-entropy
 role and the scripted model (instant, ``--model-seconds`` of virtual time per call); the network
 is specswarm.transport.mesh (degree D, per-hop latency, loss; some executors join late, some
 are killed and replaced). See specswarm/testing/sim.py. Reports, per N: virtual seconds to
-convergence, gossip copies received per peer per event, anti-entropy requests and bytes, the
-share of live peers holding the final digest; and writes PNG plots (pip install -e '.[bench]').
+convergence, events (joins and claims apart), gossip copies received per peer per event,
+anti-entropy requests and bytes (and of those, the inventory: what finding the missing ids
+cost), the share of live peers holding the final digest; and writes PNG plots
+(pip install -e '.[bench]').
 
     python bench/simulate.py [--peers 10 30 100 300 1000] [--degree 6] [--loss 0.01] \\
         [--working 12] [--figures docs/figures] [--no-plots]
