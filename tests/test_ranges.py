@@ -79,6 +79,14 @@ def test_equal_sets_cost_one_request_and_an_empty_one_gets_every_id_at_once() ->
     assert (missing, requests) == (set(ids), 1)
 
 
+def test_a_peer_catching_up_asks_for_the_ids_outright() -> None:
+    ids = _ids(random.Random(6), 400)
+    assert Descent.start(_ranges(ids[:10])).next_request() == Sum((), ("",))  # holding few
+    assert Descent.start(_ranges(ids[:200]), theirs=400).next_request() == Sum((), ("",))
+    assert Descent.start(_ranges(ids[:201]), theirs=400).next_request() == Sum(("",), ())
+    assert Descent.start(_ranges(ids[:200])).next_request() == Sum(("",), ())  # theirs unknown
+
+
 def test_small_sets_are_listed_and_summaries_are_count_and_xor() -> None:
     r = _ranges(["a" + "0" * 15, "a" + "0" * 14 + "1", "b00000000000abcd", "c1000000000000ff"])
     summaries = [r.summary(p) for p in "abcd"]

@@ -151,7 +151,7 @@ class AntiEntropy:
             self._pulling = True
             self._last_sync[sender] = trio.current_time()
             try:
-                await self.sync_with(sender)
+                await self.sync_with(sender, msg.n)
             finally:
                 self._pulling = False
         finally:
@@ -165,14 +165,15 @@ class AntiEntropy:
         """Rounds between two of our announcements: 1, or peers / ANNOUNCERS in a larger swarm."""
         return max(1.0, len(self.store.state.plan().roles) / ANNOUNCERS)
 
-    async def sync_with(self, peer: str) -> int:
-        """Pull every event ``peer`` has and we lack. Returns how many were new."""
+    async def sync_with(self, peer: str, their_count: int | None = None) -> int:
+        """Pull every event ``peer`` has and we lack (``their_count``: how many it announced it
+        holds, when known). Returns how many were new."""
         if peer in self._syncing:
             return 0
         self._syncing.add(peer)
         new = 0
         try:
-            ids = await self._differences(peer)
+            ids = await self._differences(peer, their_count)
             missing = [i for i in ids if not self.store.holds_prefix(i)]
             for start in range(0, len(missing), GET_BATCH):
                 batch = Get(tuple(missing[start : start + GET_BATCH]))
@@ -190,11 +191,11 @@ class AntiEntropy:
             self._syncing.discard(peer)
         return new
 
-    async def _differences(self, peer: str) -> list[str]:
+    async def _differences(self, peer: str, their_count: int | None = None) -> list[str]:
         """The ids ``peer`` holds that we may lack: found by descending the id ranges whose
         summaries differ (:mod:`specswarm.swarm.ranges`), or, from a peer that does not answer
         ``sum``, its whole inventory."""
-        descent = Descent.start(self.store.ranges)
+        descent = Descent.start(self.store.ranges, their_count)
         for _ in range(SUM_ROUNDS):
             request = descent.next_request()
             if request is None:

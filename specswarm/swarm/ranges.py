@@ -126,8 +126,12 @@ class Descent:
     """Prefixes under which we hold nothing: their ids, outright."""
 
     @classmethod
-    def start(cls, mine: IdRanges) -> Descent:
-        return cls({}, [] if len(mine) == 0 else [""], [""] if len(mine) == 0 else [])
+    def start(cls, mine: IdRanges, theirs: int | None = None) -> Descent:
+        """A pull from a peer holding ``theirs`` ids (None: not known). Holding few ids, or half
+        of theirs or fewer (a peer catching up), we ask for their ids outright: summaries
+        would only lead to them a level or two later."""
+        few = len(mine) <= LIST_MAX or (theirs is not None and 2 * len(mine) <= theirs)
+        return cls({}, [] if few else [""], [""] if few else [])
 
     def next_request(self) -> Sum | None:
         """The next ``sum`` request (None when there is nothing left to ask)."""
