@@ -56,7 +56,7 @@ def test_simulate_bench_tiny(tmp_path: Path) -> None:
     except ImportError:
         assert pngs == []
     else:
-        names = ["antientropy", "convergence", "final-share", "messages"]
+        names = ["antientropy", "claims", "convergence", "final-share", "inventory", "messages"]
         assert pngs == [f"sim-{n}.png" for n in names]
 
 
