@@ -12,7 +12,8 @@ reports per answer, queueing left out), tokens per second, and with the service 
 counts: requests, generations, identical requests answered once, system turns found already
 evaluated, and the seconds spent reading prompts against writing answers.
 
-    python bench/shared_model.py [--spec goals/tiny.yaml] [--modes per-peer,shared] [--repeat 1]
+    python bench/shared_model.py [--spec goals/tiny.yaml] [--modes per-peer,shared] [--repeat 1] \\
+        [--peers-per-process N]
     python bench/shared_model.py --scripted      # the smoke test: scripted model, service forced on
 """
 
@@ -88,7 +89,9 @@ class Run:
     stderr_tail: str = ""
 
 
-def run_once(spec: Path, mode: str, timeout: float, every: float, scripted: bool, gguf: str) -> Run:
+def run_once(
+    spec: Path, mode: str, timeout: float, every: float, scripted: bool, gguf: str, per_process: int = 1
+) -> Run:
     tmp = Path(tempfile.mkdtemp(prefix="specswarm-bench-shared-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
     env["SPECSWARM_MODEL_SHARED"] = MODES[mode]
@@ -98,6 +101,8 @@ def run_once(spec: Path, mode: str, timeout: float, every: float, scripted: bool
     report = tmp / "report.json"
     cmd = [sys.executable, "-m", "specswarm", "plan", str(spec), "--report", str(report)]
     cmd += ["--out", str(tmp / "plan.md"), "--timeout", str(timeout), "--quiet"]
+    if per_process > 1:
+        cmd += ["--peers-per-process", str(per_process)]
     r = Run(mode)
     started = time.monotonic()
     with open(tmp / "stderr.txt", "wb") as err:
@@ -135,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=float, default=0.5, help="seconds between memory samples")
     ap.add_argument("--scripted", action="store_true", help="the scripted model (the smoke test)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument(
+        "--peers-per-process",
+        type=int,
+        default=1,
+        help="passed to specswarm plan (each process's Python heap is ~75 MiB)",
+    )
     args = ap.parse_args(argv)
     from specswarm.model.assets import MODEL_FILE
 
@@ -144,9 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown mode(s) {unknown}; known: {', '.join(MODES)}")
     print(machine())
     model = "scripted" if args.scripted else MODEL_FILE
-    print(f"spec: {args.spec}; modes {modes} x{args.repeat}; model {model}")
+    print(
+        f"spec: {args.spec}; modes {modes} x{args.repeat}; model {model}; "
+        f"peers per process {args.peers_per_process}"
+    )
     runs = [
-        run_once(args.spec, mode, args.timeout, args.every, args.scripted, MODEL_FILE)
+        run_once(args.spec, mode, args.timeout, args.every, args.scripted, MODEL_FILE, args.peers_per_process)
         for _ in range(args.repeat)
         for mode in modes
     ]
