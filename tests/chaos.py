@@ -688,9 +688,14 @@ def restart_scorers(workdir: Path, seed: int) -> dict[str, Any]:
         # reported the final digest
         assert f"{seat}_back" in times, times
         assert peers[seat]["digest"] == final.digest, f"{seat} did not catch up: {peers[seat]}"
-    # the restarted scorers took part: votes or ballots of theirs that they published after the restart
+    # the restarted scorers took part: a split proposed after the kill needs 2 votes, and the one
+    # surviving scorer gives at most 1, so a victim voted on it after its restart (under load the
+    # seed's moment can come so late that every split was proposed, and voted on, before it)
     after = [e for seat in victims for e in _new_events(run, seat, killed[seat][2])]
-    assert any(e.kind in ("vote", "ballot") for e in after), "the restarted scorers published nothing"
+    known = set().union(*(killed[seat][2] for seat in victims))
+    later = [e for e in read_event_log(files["events"]).events if e.kind == "proposal" and e.id not in known]
+    if later:
+        assert any(e.kind in ("vote", "ballot") for e in after), "the restarted scorers published nothing"
     _assert_no_work_twice(read_event_log(files["events"]).events)
     acted = [times[f"{s}_acted"] for s in victims if f"{s}_acted" in times]
     return {
