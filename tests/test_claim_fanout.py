@@ -16,7 +16,7 @@ from specswarm.protocol.bodies import ClaimBody
 from specswarm.swarm.roles.base import spread, tree_orders
 from specswarm.swarm.roles.executor import Executor, RankCache, assign_leaves, claim_rank
 from specswarm.testing.sim import SimConfig, run_simulation
-from specswarm.testing.synth import Swarm, minimal_spec
+from specswarm.testing.synth import Swarm, one_split_spec
 from tests.swarmkit import swarm_spec
 
 SETTLE = 0.5
@@ -46,14 +46,7 @@ def _two_leaves(busy_first: bool) -> tuple[Plan, str, list[str]]:
     """A run split into two leaves, with four executors; returns the plan, the second leaf and
     the executors ranked for it. With ``busy_first``, its first-ranked executor holds the
     first leaf."""
-    roles = {
-        "decomposer": {"count": 1, "strategies": ["by place"]},
-        "scorer": {"count": 1},
-        "executor": {"count": 4},
-        "observer": {"count": 1},
-    }
-    tree = {"max_depth": 1, "min_children": 1, "max_children": 6, "select": "first"}
-    sw = Swarm(spec=minimal_spec(quorum="all", roles=roles, tree=tree), seed=8)
+    sw = Swarm(spec=one_split_spec(scorers=1, executors=4), seed=8)
     prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["Lisbon", "Sintra"], leaf=True)
     sw.vote(sw.peers["scorer"][0], prop, True, 80)
     first, second = child_id(prop.id, 0), child_id(prop.id, 1)

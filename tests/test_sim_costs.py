@@ -17,21 +17,14 @@ from specswarm.protocol import events as events_module
 from specswarm.protocol.events import admission_valid, admit
 from specswarm.protocol.identity import Identity
 from specswarm.swarm import wire
-from specswarm.testing.synth import Swarm, minimal_spec
+from specswarm.testing.synth import Swarm, one_split_spec
 from specswarm.transport.mesh import open_mesh_network
 
 fold_module = importlib.import_module("specswarm.plan.fold")  # the package's name is the function
 
 
 def _swarm(admission: Identity | None = None) -> Swarm:
-    roles = {
-        "decomposer": {"count": 1, "strategies": ["by place"]},
-        "scorer": {"count": 2},
-        "executor": {"count": 2},
-        "observer": {"count": 1},
-    }
-    tree = {"max_depth": 1, "min_children": 1, "max_children": 6, "select": "first"}
-    return Swarm(spec=minimal_spec(quorum="all", roles=roles, tree=tree), seed=3, admission=admission)
+    return Swarm(spec=one_split_spec(scorers=2, executors=2), seed=3, admission=admission)
 
 
 def _late_joiners() -> tuple[Swarm, list[str]]:

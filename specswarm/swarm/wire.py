@@ -30,10 +30,13 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from specswarm.protocol.events import MAX_EVENT_BYTES, Event, check_event
 from specswarm.swarm.ranges import ID_PREFIX as ID_PREFIX
 from specswarm.swarm.ranges import SUM_BATCH, Sum, prefixes
+
+T = TypeVar("T")
 
 GET_BATCH = 200
 """Ids in one ``get`` request (a server reads no more)."""
@@ -73,13 +76,24 @@ def verify_event(raw: object, run: str | None) -> tuple[Event | None, str]:
         text = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
     except (TypeError, ValueError, RecursionError):
         return check_event(raw, run)  # type: ignore[arg-type]  # refuses any value, never raises
-    key = (hashlib.blake2b(text, digest_size=20).digest(), run)
-    answer = _VERIFIED.get(key)
+    return _shared(_VERIFIED, VERIFIED_SHARED, text, run, lambda: check_event(raw, run))  # type: ignore[arg-type]
+
+
+def _shared(
+    cache: dict[tuple[bytes, str | None], T],
+    keep: int,
+    data: bytes,
+    run: str | None,
+    compute: Callable[[], T],
+) -> T:
+    """The process-wide answer for ``(data, run)`` (keyed by a hash of ``data``): computed once,
+    the ``keep`` latest kept (the oldest dropped first)."""
+    key = (hashlib.blake2b(data, digest_size=20).digest(), run)
+    answer = cache.get(key)
     if answer is None:
-        answer = check_event(raw, run)  # type: ignore[arg-type]
-        _VERIFIED[key] = answer
-        if len(_VERIFIED) > VERIFIED_SHARED:
-            del _VERIFIED[next(iter(_VERIFIED))]
+        answer = cache[key] = compute()
+        if len(cache) > keep:
+            del cache[next(iter(cache))]
     return answer
 
 
@@ -133,14 +147,7 @@ def decode_gossip(data: bytes, run: str | None) -> Gossip | Refused:
     every node of the process (keyed by a hash of the bytes; the :data:`DECODED_SHARED` latest
     kept): several peers in one process (``--peers-per-process``, simulations) verify each
     message once, not once each. Verifying an event (schema and signature) costs ~2-7 ms."""
-    key = (hashlib.blake2b(data, digest_size=20).digest(), run)
-    msg = _SHARED.get(key)
-    if msg is None:
-        msg = _decode_gossip(data, run)
-        _SHARED[key] = msg
-        if len(_SHARED) > DECODED_SHARED:
-            del _SHARED[next(iter(_SHARED))]
-    return msg
+    return _shared(_SHARED, DECODED_SHARED, data, run, lambda: _decode_gossip(data, run))
 
 
 def _decode_gossip(data: bytes, run: str | None) -> Gossip | Refused:

@@ -42,6 +42,19 @@ def minimal_spec(**overrides: Any) -> dict[str, Any]:
     return spec_from_mapping(data, name="synthetic").to_json()
 
 
+def one_split_spec(scorers: int, executors: int) -> dict[str, Any]:
+    """:func:`minimal_spec` for a run whose root is split once, into leaves: one decomposer,
+    every scorer's approval needed, the first split past it accepted."""
+    roles = {
+        "decomposer": {"count": 1, "strategies": ["by place"]},
+        "scorer": {"count": scorers},
+        "executor": {"count": executors},
+        "observer": {"count": 1},
+    }
+    tree = {"max_depth": 1, "min_children": 1, "max_children": 6, "select": "first"}
+    return minimal_spec(quorum="all", roles=roles, tree=tree)
+
+
 def _seeded_identity(rng: random.Random) -> Identity:
     return Identity(bytes(rng.getrandbits(8) for _ in range(32)))
 

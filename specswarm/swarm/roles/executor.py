@@ -79,7 +79,7 @@ class Executor(ModelRole):
         # 2. claim something unclaimed, or take over a dead holder's claim: in tree order, so
         # the earlier siblings a result is compared with (_execute) are under way already
         now = trio.current_time()
-        claimable, busy, turn = self._turns(node, plan, open_leaves)
+        claimable, busy, turn = self._turns(node, plan, open_leaves, now)
         for leaf, gone in claimable:
             if self.backing_off(leaf.id):
                 continue
@@ -96,13 +96,12 @@ class Executor(ModelRole):
             return
 
     def _turns(
-        self, node: Node, plan: Plan, open_leaves: list[NodeView]
+        self, node: Node, plan: Plan, open_leaves: list[NodeView], now: float
     ) -> tuple[list[tuple[NodeView, bool]], set[str], dict[str, str]]:
         """The claimable leaves to claim now, in tree order (the first claimable child of each
         node; with whether its holder is gone), the busy executors, and which free executor each
         of those leaves falls to (:func:`assign_leaves`)."""
         orders = tree_orders(plan)
-        now = trio.current_time()
         busy = {n.claim_holder for n in open_leaves if n.claim_holder}
         claimable: list[tuple[NodeView, bool]] = []
         for leaf in sorted(open_leaves, key=lambda n: (orders.get(n.id, (0, ())), n.id)):
@@ -224,7 +223,7 @@ def assign_leaves(
     out: dict[str, str] = {}
     for leaf in leaves:
         for peer in cache.order(plan, leaf):
-            if peer in taken or (peer != node.peer_id and node.peer_gone(peer, since=since[leaf])):
+            if not _free(node, peer, taken, since[leaf]):
                 continue
             out[leaf] = peer
             taken.add(peer)
@@ -243,6 +242,12 @@ def claim_rank(
     for peer in cache.order(plan, leaf_id):
         if peer == node.peer_id or rank > limit:
             break
-        if peer not in busy and not node.peer_gone(peer, since=since):
+        if _free(node, peer, busy, since):
             rank += 1
     return rank
+
+
+def _free(node: Node, peer: str, busy: set[str], since: float) -> bool:
+    """``peer`` may take a leaf: it holds none (not in ``busy``) and is not gone (unheard since
+    ``since``, as :meth:`Node.peer_gone` judges; this executor itself never is)."""
+    return peer not in busy and (peer == node.peer_id or not node.peer_gone(peer, since=since))
