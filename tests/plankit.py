@@ -106,19 +106,14 @@ class PlanRun:
         return self._workdir
 
     def pid(self, seat: str) -> int | None:
-        """The pid of the live process in ``seat`` (e.g. ``scorer-1``), found by its key file."""
-        key = str(self.workdir / f"{seat}.key")
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if state != "Z" and b"--key" in argv and key.encode() in argv:
-                return int(entry.name)
-        return None
+        """The pid of the live process in ``seat`` (e.g. ``scorer-1``): its ``SEAT.pid`` file (a
+        forked peer's command line is the fork server's), if that process is alive."""
+        try:
+            pid = int((self.workdir / f"{seat}.pid").read_text())
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, ValueError):
+            return None
+        return None if state in ("Z", "X") else pid
 
     def wait_pid(self, seat: str, timeout: float = 60, other_than: int | None = None) -> int:
         deadline = time.monotonic() + timeout
@@ -167,3 +162,9 @@ class PlanRun:
 
 def read_report(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text()))
+
+
+def parent_cmdline(pid: int) -> str:
+    """The command line of ``pid``'s parent process (spaces for NULs)."""
+    ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return Path(f"/proc/{ppid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")

@@ -14,15 +14,23 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import trio
 
+from specswarm.swarm.launcher.forked import PeerProcess, open_peer
 from specswarm.swarm.launcher.heal import Seats
-from specswarm.swarm.launcher.procs import PeerProc, PeerStatus, stop_process, take_status, write_key_file
+from specswarm.swarm.launcher.procs import (
+    PeerProc,
+    PeerStatus,
+    begin_log,
+    stop_process,
+    take_status,
+    write_key_file,
+    write_pid,
+)
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 
@@ -105,7 +113,7 @@ def _why_not(group: Sequence[PeerProc], seats: Seats) -> str | None:
     return None
 
 
-async def _spawn(group: Sequence[PeerProc], cmd: list[str]) -> trio.Process:
+async def _spawn(group: Sequence[PeerProc], cmd: list[str]) -> PeerProcess:
     lead = group[0]
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
@@ -113,14 +121,10 @@ async def _spawn(group: Sequence[PeerProc], cmd: list[str]) -> trio.Process:
         env.update(p.env)  # the shared model service's token (the same for every peer of a run)
     for p in group[1:]:
         p.log.write_text(f"runs in the process of {lead.name}: see {lead.log.name}\n", encoding="utf-8")
-    with open(lead.log, "ab" if lead.restarts else "wb") as log:
-        if lead.restarts:
-            log.write(f"--- restart {lead.restarts} (previous exit {lead.exited}) ---\n".encode())
-            log.flush()
-        proc = await trio.lowlevel.open_process(
-            cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
-        )
+    begin_log(lead)
+    proc = await open_peer(cmd, env, lead.log)
     for p in group:
+        write_pid(p, proc.pid)
         if p.restarts:  # the status lines of the process before are over: keep their counts
             for name, value in p.status.get("counters", {}).items():
                 if isinstance(value, int | float):
@@ -130,7 +134,7 @@ async def _spawn(group: Sequence[PeerProc], cmd: list[str]) -> trio.Process:
     return proc
 
 
-async def _supervise(group: Sequence[PeerProc], proc: trio.Process) -> None:
+async def _supervise(group: Sequence[PeerProc], proc: PeerProcess) -> None:
     by_id = {p.identity.peer_id: p for p in group}
     try:
         assert proc.stdout is not None

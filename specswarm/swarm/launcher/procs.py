@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import trio
 
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
+from specswarm.swarm.launcher.forked import PeerProcess, open_peer
 
 STOP_GRACE = 5.0
 """Seconds a peer has to exit after SIGTERM before it is killed."""
@@ -64,7 +64,7 @@ class PeerProc:
     """The peer's own event log (``--events``)."""
     log: Path
     """Its stderr."""
-    proc: trio.Process | None = None
+    proc: PeerProcess | None = None
     status: PeerStatus = field(default_factory=PeerStatus)
     exited: int | None = None
     """The exit code of its latest process (negative: the signal); None while it runs."""
@@ -209,7 +209,7 @@ def write_key_file(p: PeerProc) -> Path:
     return key_file
 
 
-async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
+async def spawn(p: PeerProc, cmd: list[str]) -> PeerProcess:
     """Start ``p``'s process: status lines on a pipe, stderr into its log, its own session.
 
     A restarted seat's log goes on below a ``--- restart N ---`` line (what killed the
@@ -217,13 +217,9 @@ async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.update(p.env)
-    with open(p.log, "ab" if p.restarts else "wb") as log:
-        if p.restarts:
-            log.write(f"--- restart {p.restarts} (previous exit {p.exited}) ---\n".encode())
-            log.flush()
-        proc = await trio.lowlevel.open_process(
-            cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
-        )
+    begin_log(p)
+    proc = await open_peer(cmd, env, p.log)
+    write_pid(p, proc.pid)
     if p.restarts:  # the status lines of the process before are over: keep their counts
         for name, value in p.status.get("counters", {}).items():
             if isinstance(value, int | float):
@@ -231,6 +227,19 @@ async def spawn(p: PeerProc, cmd: list[str]) -> trio.Process:
         p.status = PeerStatus()
     p.proc, p.exited = proc, None
     return proc
+
+
+def begin_log(p: PeerProc) -> None:
+    """Start ``p``'s log (a restarted seat's goes on below a ``--- restart N ---`` line)."""
+    with open(p.log, "ab" if p.restarts else "wb") as log:
+        if p.restarts:
+            log.write(f"--- restart {p.restarts} (previous exit {p.exited}) ---\n".encode())
+
+
+def write_pid(p: PeerProc, pid: int) -> None:
+    """``SEAT.pid`` beside its log: the pid of the seat's live process (a forked peer's command
+    line is the fork server's, so this is how a person or a test finds it)."""
+    p.log.with_suffix(".pid").write_text(f"{pid}\n", encoding="ascii")
 
 
 def last_words(p: PeerProc, limit: int = 300) -> str:
@@ -245,7 +254,7 @@ def last_words(p: PeerProc, limit: int = 300) -> str:
     return said[-1][:limit] if said else ""
 
 
-async def supervise(p: PeerProc, proc: trio.Process) -> None:
+async def supervise(p: PeerProc, proc: PeerProcess) -> None:
     """Keep ``p.status`` at its latest status line until it exits; when cancelled, stop it."""
     try:
         assert proc.stdout is not None
@@ -271,7 +280,7 @@ def take_status(p: PeerProc, line: bytes) -> None:
         p.status = cast(PeerStatus, status)  # what Node.status() wrote
 
 
-async def stop_process(proc: trio.Process) -> None:
+async def stop_process(proc: PeerProcess) -> None:
     """SIGTERM, then SIGKILL after :data:`STOP_GRACE` seconds."""
     if proc.returncode is None:
         proc.send_signal(signal.SIGTERM)
