@@ -127,7 +127,11 @@ class _Ask:
             "critiques": plain_critiques(self.critiques, self.node.title),
             "constraints": [c.to_json() for c in self.constraints],
             # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
-            "limits": {"min_children": low, "max_children": high, "target": max(low, min(high, 4))},
+            "limits": {
+                "min_children": low,
+                "max_children": high,
+                "target": split_target(self.strategy, self.spec.roles.decomposer.strategies, low, high),
+            },
             "is_last_level": self.is_last_level,
             "fact_fields": self.fact_fields,
             "proposal": [c.to_json() for c in self.proposal],
@@ -135,6 +139,29 @@ class _Ask:
             "avoid": list(self.avoid),
             "leaf": node,
         }
+
+
+TARGET_CHILDREN = 4
+"""The parts a split is asked for by the first declared strategy (and any undeclared one)."""
+TARGET_STEPS = (0, -1, 1)
+"""What the second, third... declared strategy adds to :data:`TARGET_CHILDREN` (cycling)."""
+
+
+def split_target(strategy: str, strategies: Sequence[str], low: int, high: int) -> int:
+    """How many parts a split by ``strategy`` is asked for: rival decomposers ask for different
+    numbers (4, 3, 5 by the declared order of ``strategies``), within ``low..high``.
+
+    A greedy small model given two prompts that differ only in the strategy's name often
+    writes the same split twice (measured on the japan run: "Hiking in Japan" by activity and
+    by geography, word for word), so the scorers had one split to judge, not two. Asked for a
+    different number of parts, the rivals differ at least in how finely they cut the node:
+    the editorial board chooses between a coarser and a finer split. The same strategy always
+    asks the same number, so the plan stays a function of the spec and the model."""
+    try:
+        step = TARGET_STEPS[list(strategies).index(strategy) % len(TARGET_STEPS)]
+    except ValueError:
+        step = 0
+    return max(low, min(high, TARGET_CHILDREN + step))
 
 
 def _template(prompts: Prompts, kind: Kind) -> str:
