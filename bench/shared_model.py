@@ -15,6 +15,10 @@ evaluated, and the seconds spent reading prompts against writing answers.
     python bench/shared_model.py [--spec goals/tiny.yaml] [--modes per-peer,shared] [--repeat 1] \\
         [--peers-per-process N]
     python bench/shared_model.py --scripted      # the smoke test: scripted model, service forced on
+    python bench/shared_model.py --spec goals/japan.yaml --modes per-peer,shared,llama-server
+
+``llama-server`` runs the spec through llama.cpp's own server (the ``xllamacpp`` wheel of the
+test extras) with ``model.backend: openai``: the optional faster runtime, measured back to back.
 """
 
 from __future__ import annotations
@@ -26,14 +30,21 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, machine, table  # noqa: E402
 
-MODES = {"per-peer": "0", "shared": "1"}
+MODES = {"per-peer": "0", "shared": "1", "llama-server": "0"}
+"""Mode -> SPECSWARM_MODEL_SHARED. ``llama-server``: llama.cpp's own server (the ``xllamacpp``
+wheel, tests/helpers/llama_server.py) on loopback serves the embedded GGUF file, and the spec is
+run with ``model.backend: openai`` against it (its process counts in the PSS and mapping figures)."""
+LLAMA_HELPER = REPO / "tests" / "helpers" / "llama_server.py"
 
 
 def _children() -> dict[int, list[int]]:
@@ -104,16 +115,23 @@ def run_once(
     if per_process > 1:
         cmd += ["--peers-per-process", str(per_process)]
     r = Run(mode)
+    server = None
+    if mode == "llama-server":
+        server, url, served = start_llama_server(gguf_path(gguf), tmp / "llama-server.log")
+        cmd[4] = str(openai_spec(spec, url, served, tmp / spec.name))
     started = time.monotonic()
     with open(tmp / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
     while proc.poll() is None:
-        pids = tree(proc.pid)
+        pids = tree(proc.pid) + (tree(server.pid) if server else [])
         r.peak_pss_kib = max(r.peak_pss_kib, sum(pss_kib(p) for p in pids))
         r.peak_mappers = max(r.peak_mappers, sum(maps_file(p, gguf) for p in pids))
         time.sleep(every)
     r.wall = time.monotonic() - started
     r.code = proc.returncode
+    if server is not None:
+        server.terminate()
+        server.wait(30)
     r.stderr_tail = (tmp / "stderr.txt").read_text(errors="replace")[-1500:]
     if report.exists():
         rep = json.loads(report.read_text())
@@ -129,6 +147,60 @@ def run_once(
                 for k in ("requests", "generated", "shared", "prefix_hits", "prompt_seconds", "gen_seconds"):
                     r.service[k] = r.service.get(k, 0) + stopped.get(k, 0)
     return r
+
+
+def gguf_path(name: str) -> Path:
+    from specswarm.model.assets import ensure_default_model
+
+    path = ensure_default_model()
+    assert path.name == name, (path, name)
+    return path
+
+
+def start_llama_server(gguf: Path, log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """llama.cpp's server on a free loopback port, once /health answers: (process, API root, model id)."""
+    from specswarm.swarm.launcher.procs import free_port
+
+    port = free_port()
+    threads = max(1, os.cpu_count() or 1)
+    cmd = [
+        sys.executable,
+        str(LLAMA_HELPER),
+        "--model",
+        str(gguf),
+        "--port",
+        str(port),
+        "--threads",
+        str(threads),
+    ]
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+    root = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while True:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"llama.cpp server did not come up: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(root + "/health", timeout=2) as resp:
+                if resp.status == 200:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    with urllib.request.urlopen(root + "/v1/models", timeout=10) as resp:
+        served = json.loads(resp.read())["data"][0]["id"]
+    return proc, root + "/v1", str(served)
+
+
+def openai_spec(spec: Path, url: str, served: str, out: Path) -> Path:
+    """``spec`` with its model replaced by the openai backend at ``url`` (everything else kept)."""
+    data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    model = dict(data.get("model") or {})
+    model.pop("file", None)
+    model.update({"backend": "openai", "base_url": url, "name": served})
+    data["model"] = model
+    out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
