@@ -56,6 +56,7 @@ from specswarm.transport._discovery import PEERS_PROTOCOL
 from specswarm.transport._peerbook import split_p2p_addr
 from specswarm.transport._reqresp import SYNC_PROTOCOL
 from specswarm.transport._transport import Libp2pTransport
+from specswarm.transport._tuning import tune_libp2p
 from specswarm.transport._util import describe, unwrap_single_group
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ def quiet_libp2p_logging() -> None:
 
 
 quiet_libp2p_logging()
+tune_libp2p()
 
 
 def peer_id_from_seed(seed: bytes) -> str:
@@ -191,6 +193,7 @@ async def open_libp2p_transport(
     if len(seed) != 32:
         raise ValueError(f"seed must be 32 bytes, got {len(seed)}")
     config = config or P2PConfig()
+    tune_libp2p()  # here, not at import: a forked peer's environment is set after the imports
     listen_addr = _parse_multiaddr(listen, "listen address")
     _check_port_free(listen, listen_addr)
     for addr in bootstrap:
