@@ -34,6 +34,7 @@ RECORD_MEMORY = 4096
 """(host, sender, record) triples remembered, at most."""
 
 _check = _pubsub_utils.maybe_consume_signed_record
+_clock = time.monotonic
 _accepted: OrderedDict[tuple[int, bytes, bytes], float] = OrderedDict()
 
 
@@ -43,7 +44,7 @@ def consume_signed_record_once(msg: Any, host: Any, peer_id: Any) -> bool:
     if not msg.HasField("senderRecord"):
         return True
     key = (id(host), peer_id.to_bytes() if peer_id is not None else b"", bytes(msg.senderRecord))
-    now = time.monotonic()
+    now = _clock()
     at = _accepted.get(key)
     if at is not None and now - at < RECORD_RECHECK:
         return True
