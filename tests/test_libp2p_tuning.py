@@ -85,3 +85,18 @@ def test_the_library_uses_the_remembering_check_and_batched_credit(monkeypatch: 
     monkeypatch.setenv("PY_YAMUX_RELEASE_ON_READ", "1")
     _tuning.tune_libp2p()
     assert os.environ["PY_YAMUX_RELEASE_ON_READ"] == "1", "a user's own setting is kept"
+
+
+def test_tuning_can_be_turned_off_for_a_measurement(monkeypatch: pytest.MonkeyPatch) -> None:
+    import libp2p.pubsub.pubsub as pubsub
+
+    monkeypatch.delenv("PY_YAMUX_RELEASE_ON_READ", raising=False)
+    monkeypatch.setenv(_tuning.TUNING_ENV, "0")
+    try:
+        _tuning.tune_libp2p()
+        assert vars(pubsub)["maybe_consume_signed_record"] is _tuning._check
+        assert "PY_YAMUX_RELEASE_ON_READ" not in os.environ
+    finally:
+        monkeypatch.delenv(_tuning.TUNING_ENV)
+        _tuning.tune_libp2p()
+    assert vars(pubsub)["maybe_consume_signed_record"] is _tuning.consume_signed_record_once

@@ -57,8 +57,14 @@ def consume_signed_record_once(msg: Any, host: Any, peer_id: Any) -> bool:
     return ok
 
 
+TUNING_ENV = "SPECSWARM_LIBP2P_TUNING"
+"""``0``: leave the library as it is (for measuring what the cuts save)."""
+
+
 def tune_libp2p() -> None:
-    """Apply both cuts (idempotent)."""
-    os.environ.setdefault("PY_YAMUX_RELEASE_ON_READ", "0")
+    """Apply both cuts, or with ``SPECSWARM_LIBP2P_TUNING=0`` undo them (idempotent)."""
+    on = os.environ.get(TUNING_ENV, "1").strip() != "0"
+    if on:
+        os.environ.setdefault("PY_YAMUX_RELEASE_ON_READ", "0")
     for module in (_pubsub, _gossipsub):
-        vars(module)["maybe_consume_signed_record"] = consume_signed_record_once
+        vars(module)["maybe_consume_signed_record"] = consume_signed_record_once if on else _check
