@@ -201,6 +201,18 @@ def _children_roles(pid: int) -> dict[int, str]:
     return out
 
 
+def _seat_pids(runs_dir: Path) -> dict[int, str]:
+    """Peer processes by the launcher's ``SEAT.pid`` files: pid -> role (a forked peer's command
+    line is the fork server's, so :func:`_children_roles` cannot name it)."""
+    out = {}
+    for f in runs_dir.glob("specswarm-run-*/*.pid"):
+        try:
+            out[int(f.read_text())] = f.stem.rsplit("-", 1)[0]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 @dataclass
 class PlanRun:
     code: int
@@ -309,6 +321,7 @@ def run_plan(
             last_rss = now
             if len(pid_roles) < n_peers:
                 pid_roles.update(_children_roles(proc.pid))
+                pid_roles.update(_seat_pids(runs_dir))
             for pid in pid_roles:
                 v = _vm_hwm_kib(pid)
                 if v is not None:
