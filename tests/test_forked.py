@@ -141,3 +141,41 @@ def test_fork_is_off_when_told() -> None:
         check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+def test_a_long_temp_dir_still_forks(tmp_path: Path) -> None:
+    """A Unix socket's path has at most 107 bytes: a deep TMPDIR (a test's or a benchmark's
+    work directory) must not stop the fork server (it did: every peer failed, the run exit 1)."""
+    deep = tmp_path / ("a" * 40) / ("b" * 40) / ("c" * 20)
+    deep.mkdir(parents=True)
+    env = plan_env() | {
+        "TMPDIR": str(deep),
+        "SPECSWARM_MODEL_BACKEND": "scripted",
+        "SPECSWARM_MODEL_SHARED": "0",
+    }
+    with PlanRun("goals/tiny.yaml", "--out", str(tmp_path / "plan.md"), env=env) as run:
+        parent = parent_cmdline(run.wait_pid("observer-0"))
+        code = run.wait(timeout=300)
+    assert code == 0, run.stderr[-2000:]
+    assert "forkserver" in parent
+
+
+def test_peers_are_execd_when_the_fork_server_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise OSError("AF_UNIX path too long")
+
+    monkeypatch.setattr(forked, "_ctx", broken)
+    monkeypatch.setattr(forked, "_broken", None)
+    monkeypatch.setenv(forked.FORK_ENV, "1")
+
+    async def main() -> tuple[bool, int]:
+        proc = await forked.open_peer(
+            [*CLI, "validate", str(tmp_path / "none.yaml")], dict(os.environ), tmp_path / "l"
+        )
+        return isinstance(proc, forked.ForkedProcess), await proc.wait()
+
+    was_forked, code = trio.run(main)
+    assert not was_forked and code == 2
+    assert forked._broken is not None and "path too long" in forked._broken

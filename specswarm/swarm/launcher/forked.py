@@ -20,13 +20,16 @@ systems always do: forking after importing system frameworks is unsafe on macOS)
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import runpy
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
@@ -49,6 +52,8 @@ PRELOAD = [
 """What the fork server imports before it forks a peer: everything a peer imports (gpt4all itself
 only when the peer loads a model of its own), then :mod:`~specswarm.swarm.launcher.freeze`."""
 FORK_ENV = "SPECSWARM_FORK"
+
+log = logging.getLogger("specswarm.launcher")
 
 _context: ForkServerContext | None = None
 
@@ -80,12 +85,37 @@ def enabled() -> bool:
     return sys.platform == "linux"
 
 
+_broken: str | None = None
+"""Why the fork server could not be started (then every peer is exec'd); None: it can."""
+SOCKET_DIR_MAX = 60
+"""Longest temp directory the fork server's socket may live in: a Unix socket's path has at
+most 107 bytes, and ``multiprocessing`` puts it two random names below the temp directory."""
+
+
+def _short_temp_dir() -> str | None:
+    """A writable temp directory short enough for the fork server's socket (None: the default is)."""
+    if len(tempfile.gettempdir()) <= SOCKET_DIR_MAX:
+        return None
+    for d in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
+            return d
+    return None
+
+
 def _ctx() -> ForkServerContext:
+    """The fork server's context, its server started (blocking: the server imports :data:`PRELOAD`)."""
     global _context
     if _context is None:
         ctx = multiprocessing.get_context("forkserver")
         assert isinstance(ctx, ForkServerContext)
         ctx.set_forkserver_preload(PRELOAD)
+        saved, short = tempfile.tempdir, _short_temp_dir()
+        try:
+            if short:  # a long TMPDIR (a test's or a benchmark's work directory) fits no socket path
+                tempfile.tempdir = short
+            multiprocessing.forkserver.ensure_running()  # where multiprocessing makes its socket dir
+        finally:
+            tempfile.tempdir = saved
         _context = ctx
     return _context
 
@@ -146,24 +176,37 @@ def _child(
     runpy.run_module("specswarm", run_name="__main__", alter_sys=True)  # as `python -m specswarm` does
 
 
-async def open_peer(cmd: Sequence[str], env: Mapping[str, str], log: Path) -> PeerProcess:
+async def _exec(cmd: Sequence[str], env: Mapping[str, str], log_path: Path) -> PeerProcess:
+    with open(log_path, "ab") as fh:
+        return await trio.lowlevel.open_process(
+            list(cmd),
+            stdout=subprocess.PIPE,
+            stderr=fh,
+            stdin=subprocess.DEVNULL,
+            env=dict(env),
+            start_new_session=True,
+        )
+
+
+async def open_peer(cmd: Sequence[str], env: Mapping[str, str], log_path: Path) -> PeerProcess:
     """Start ``cmd`` (``python -m specswarm ...``) with status lines on a pipe, stderr appended to
-    ``log`` and its own session: forked from the fork server when :func:`enabled`, else exec'd."""
+    ``log_path`` and its own session: forked from the fork server when :func:`enabled`, else
+    exec'd (also when the fork server cannot be started: said once in the launcher's log)."""
+    global _broken
     if not enabled() or list(cmd[:3]) != [sys.executable, "-m", "specswarm"]:
-        with open(log, "ab") as fh:
-            return await trio.lowlevel.open_process(
-                list(cmd),
-                stdout=subprocess.PIPE,
-                stderr=fh,
-                stdin=subprocess.DEVNULL,
-                env=dict(env),
-                start_new_session=True,
-            )
-    ctx = _ctx()
+        return await _exec(cmd, env, log_path)
+    if _broken is None:
+        try:
+            ctx = await trio.to_thread.run_sync(_ctx)
+        except (OSError, EOFError, ValueError) as exc:
+            _broken = f"{type(exc).__name__}: {exc}"
+            log.warning("cannot start the fork server (%s); starting peers with exec instead", _broken)
+    if _broken is not None:
+        return await _exec(cmd, env, log_path)
     reader, writer = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(list(cmd[3:]), dict(env), str(log), writer), daemon=False)
+    proc = ctx.Process(target=_child, args=(list(cmd[3:]), dict(env), str(log_path), writer), daemon=False)
     try:
-        await trio.to_thread.run_sync(proc.start)  # the first start waits for the server's imports
+        await trio.to_thread.run_sync(proc.start)
     finally:
         writer.close()
     stdout = trio.lowlevel.FdStream(os.dup(reader.fileno()))
