@@ -30,7 +30,7 @@ from specswarm.plan.critics.items import (
     label,
 )
 from specswarm.plan.critics.terms import Lexicon, extract_terms, stem
-from specswarm.plan.critics.titles import contains_title, normalize_title
+from specswarm.plan.critics.titles import contains_title, denumbered, normalize_title, numbered_alike
 from specswarm.plan.critics.words import RESTATING
 
 _RESTATING = frozenset(stem(w) for w in RESTATING)
@@ -66,6 +66,11 @@ def sibling_pairs(
             # ("Book the venue", "Decorate the venue"), weighed by the evidence alone
             nouns = acts[i] is None and acts[j] is None
             same = ev.weight >= SAME_CONTENT or same_terms(terms[i], terms[j], within=nouns)
+            a, b = children[i], children[j]
+            if not same and numbered_alike(a.title, a.detail, b.title, b.detail):
+                # "User Flow 1", "User Flow 2": what they share is every child's boilerplate,
+                # so it was dropped above; numbered alike, they are placeholders of one part
+                ev, same = Evidence(SAME_CONTENT, (f'"{denumbered(a.title)}" but for a number',)), True
             out.append((i, j, ev, same))
     return out
 

@@ -29,6 +29,7 @@ who whom why will with would you your yours via per within without must may migh
 """Words that carry no topic (the parser's list, unchanged)."""
 
 _WORD = re.compile(r"[a-z0-9]+")
+_ORDINAL = re.compile(r"\d+(st|nd|rd|th)")
 
 
 def _stem(word: str) -> str:
@@ -84,6 +85,64 @@ def title_terms(text: str) -> set[str]:
 def normalize_title(text: str) -> str:
     """Case- and punctuation-insensitive form of a title (for exact-duplicate checks)."""
     return " ".join(title_words(text))
+
+
+_NUMBERING = frozenset(
+    [
+        "i",
+        "ii",
+        "iii",
+        "iv",
+        "v",
+        "vi",
+        "vii",
+        "viii",
+        "ix",
+        "x",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "next",
+        "last",
+        "final",
+    ]
+)
+"""Words that only number a part ("Flow 2", "Phase II", "Second step")."""
+
+
+def denumbered(text: str) -> str:
+    """:func:`normalize_title` without the words that only number ("User Flow 3" -> "user flow",
+    "Phase II" -> "phase"): two parts equal in this form differ by their number alone."""
+    return " ".join(
+        w for w in title_words(text) if not w.isdigit() and w not in _NUMBERING and not _ORDINAL.fullmatch(w)
+    )
+
+
+def numbered_alike(a_title: str, a_detail: str, b_title: str, b_detail: str) -> bool:
+    """Two parts whose titles differ only by a number and whose details add nothing to tell them
+    apart (both empty, or equal once numbers are dropped): placeholders ("User Flow 1", "User
+    Flow 2"), the same part twice. "Day 1" and "Day 2" with different details are two days."""
+    ta, tb = denumbered(a_title), denumbered(b_title)
+    if not ta or ta != tb or normalize_title(a_title) == normalize_title(b_title):
+        return False
+    return denumbered(a_detail) == denumbered(b_detail)
 
 
 def contains_title(title: str, other: str) -> bool:
