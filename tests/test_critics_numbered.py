@@ -51,3 +51,22 @@ def test_numbered_parts_with_their_own_content_pass() -> None:
     assert numbered_alike("Phase 1", "", "Phase 2", "")
     assert not numbered_alike("Venue", "", "Venue", ""), "an exact repeat is the other checks' business"
     assert not numbered_alike("Feature X", "", "Feature Y", "")
+
+
+def test_parts_named_only_by_their_number_are_vague_whatever_their_details() -> None:
+    """The real todo-cli root split: seven "User Flow N" with a sentence each (which the overlap
+    check rightly does not call one part twice); its headings name nothing."""
+    from specswarm.plan.critics.wording import check_vagueness, numbered_only
+
+    details = [
+        "Adding tasks with due dates",
+        "Syncing two laptops with Syncthing",
+        "Conflict resolution offline",
+    ]
+    flows = [Part(f"User Flow {i}", d) for i, d in enumerate(details, 1)]
+    assert numbered_only(flows) == {0: "user flow", 1: "user flow", 2: "user flow"}
+    check = check_vagueness(flows)
+    assert not check.passed and check.score == 0 and "named only by its number" in check.note
+    assert check_vagueness([Part("Visit Tokyo"), Part("Explore Kyoto"), Part("Hike Mount Fuji")]).passed
+    assert check_vagueness([Part("Tokyo (days 1-5)"), Part("Kyoto (days 6-9)")]).passed
+    assert numbered_only([Part("Venue"), Part("Venue 2"), Part("Catering")]) == {0: "venue", 1: "venue"}

@@ -18,6 +18,7 @@ from specswarm.plan.critics.terms import (
     plain,
     stem,
 )
+from specswarm.plan.critics.titles import denumbered, normalize_title
 from specswarm.plan.critics.words import VAGUE
 
 COVERAGE_FULL = 0.5
@@ -57,9 +58,30 @@ def vague_reason(child: Item, lex: Lexicon | None = None) -> str | None:
     return None
 
 
+def numbered_only(children: Sequence[Item]) -> dict[int, str]:
+    """index -> what a child's title says besides its number, for the children whose titles say
+    nothing else that a sibling's does not ("User Flow 1", "User Flow 2"; "Phase I", "Phase
+    II"): a title that names a part by its number only, whatever its detail."""
+    plain_titles = [denumbered(c.title) for c in children]
+    exact = [normalize_title(c.title) for c in children]
+    out: dict[int, str] = {}
+    for i in range(len(children)):
+        for j in range(len(children)):
+            if i != j and plain_titles[i] and plain_titles[i] == plain_titles[j] and exact[i] != exact[j]:
+                out[i] = plain_titles[i]
+    return out
+
+
 def check_vagueness(children: Sequence[Item], *, lex: Lexicon | None = None) -> Check:
-    """Children with no concrete content ("Misc", "Other things", "Next steps", "Day 3")."""
-    found = [(i, c, r) for i, c in enumerate(children) if (r := vague_reason(c, lex))]
+    """Children with no concrete content ("Misc", "Other things", "Next steps", "Day 3"), or
+    named only by their number among siblings named alike ("User Flow 3")."""
+    numbered = numbered_only(children)
+    found = [
+        (i, c, r)
+        for i, c in enumerate(children)
+        if (r := vague_reason(c, lex))
+        or (i in numbered and (r := f'named only by its number ("{numbered[i]}" and a number, as siblings)'))
+    ]
     if found:
         note = "; ".join(f"{label(i, c)}: {r}" for i, c, r in found) + ": name what each child is about"
         return Check("vagueness", clamp(100 * (1 - len(found) / max(1, len(children)))), False, note)
