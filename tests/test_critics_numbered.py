@@ -4,19 +4,11 @@ passed every lens at 91-100, because the words every child shares count as boile
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from specswarm.plan.critics.overlap import check_overlap
 from specswarm.plan.critics.titles import denumbered, numbered_alike
-
-
-@dataclass
-class Part:
-    title: str
-    detail: str = ""
-    facts: dict[str, object] = field(default_factory=dict)
+from specswarm.protocol.bodies import Child as Part
 
 
 @pytest.mark.parametrize(

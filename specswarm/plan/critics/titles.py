@@ -135,14 +135,25 @@ def denumbered(text: str) -> str:
     )
 
 
+def numbered_groups(titles: Sequence[str]) -> dict[str, set[str]]:
+    """:func:`denumbered` form -> the distinct titles (:func:`normalize_title`) that have it; a
+    form held by two or more titles names parts that differ only by their number."""
+    groups: dict[str, set[str]] = {}
+    for title in titles:
+        groups.setdefault(denumbered(title), set()).add(normalize_title(title))
+    return groups
+
+
 def numbered_alike(a_title: str, a_detail: str, b_title: str, b_detail: str) -> bool:
     """Two parts whose titles differ only by a number and whose details add nothing to tell them
     apart (both empty, or equal once numbers are dropped): placeholders ("User Flow 1", "User
     Flow 2"), the same part twice. "Day 1" and "Day 2" with different details are two days."""
-    ta, tb = denumbered(a_title), denumbered(b_title)
-    if not ta or ta != tb or normalize_title(a_title) == normalize_title(b_title):
-        return False
-    return denumbered(a_detail) == denumbered(b_detail)
+    plain = denumbered(a_title)
+    return (
+        bool(plain)
+        and len(numbered_groups([a_title, b_title]).get(plain, ())) == 2
+        and denumbered(a_detail) == denumbered(b_detail)
+    )
 
 
 def contains_title(title: str, other: str) -> bool:

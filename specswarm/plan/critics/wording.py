@@ -18,7 +18,7 @@ from specswarm.plan.critics.terms import (
     plain,
     stem,
 )
-from specswarm.plan.critics.titles import denumbered, normalize_title
+from specswarm.plan.critics.titles import denumbered, numbered_groups
 from specswarm.plan.critics.words import VAGUE
 
 COVERAGE_FULL = 0.5
@@ -62,14 +62,9 @@ def numbered_only(children: Sequence[Item]) -> dict[int, str]:
     """index -> what a child's title says besides its number, for the children whose titles say
     nothing else that a sibling's does not ("User Flow 1", "User Flow 2"; "Phase I", "Phase
     II"): a title that names a part by its number only, whatever its detail."""
-    plain_titles = [denumbered(c.title) for c in children]
-    exact = [normalize_title(c.title) for c in children]
-    out: dict[int, str] = {}
-    for i in range(len(children)):
-        for j in range(len(children)):
-            if i != j and plain_titles[i] and plain_titles[i] == plain_titles[j] and exact[i] != exact[j]:
-                out[i] = plain_titles[i]
-    return out
+    groups = numbered_groups([c.title for c in children])
+    plains = [denumbered(c.title) for c in children]
+    return {i: plain for i, plain in enumerate(plains) if plain and len(groups[plain]) > 1}
 
 
 def check_vagueness(children: Sequence[Item], *, lex: Lexicon | None = None) -> Check:
