@@ -10,7 +10,9 @@ model-mapping processes, generated tokens and the model's own generation seconds
 peers of counters.model_tokens / model_gen_seconds: with the service, the time the service
 reports per answer, queueing left out), tokens per second, and with the service its own
 counts: requests, generations, identical requests answered once, system turns found already
-evaluated, and the seconds spent reading prompts against writing answers.
+evaluated, and the seconds spent reading prompts against writing answers. Then the answers the
+peers parsed: how many came under a JSON schema, and how many could not be used (the task asked
+again, or gave up): the share of format failures with and without json_schema output.
 
     python bench/shared_model.py [--spec goals/tiny.yaml] [--modes per-peer,shared] [--repeat 1] \\
         [--peers-per-process N]
@@ -97,6 +99,12 @@ class Run:
     gen_seconds: float = 0.0
     generations: int = 0
     service: dict[str, float] = field(default_factory=dict)
+    answers: int = 0
+    """Decompose/refine/score/execute answers the peers parsed (structured + free text)."""
+    structured: int = 0
+    """Of those, answers given under a JSON schema."""
+    bad: int = 0
+    """Answers that could not be used and were asked again (or gave up): format failures."""
     stderr_tail: str = ""
 
 
@@ -140,6 +148,10 @@ def run_once(
             r.tokens += int(c.get("model_tokens", 0))
             r.gen_seconds += float(c.get("model_gen_seconds", 0.0))
             r.generations += int(c.get("model_generations", 0))
+            tasks = c.get("tasks", {})
+            r.structured += sum(tasks.get("structured", {}).values())
+            r.answers += sum(tasks.get("free", {}).values()) + sum(tasks.get("structured", {}).values())
+            r.bad += sum(tasks.get("bad_outputs", {}).values())
     for log in tmp.glob("specswarm-run-*/model-service-*.log"):
         for line in log.read_text(errors="replace").splitlines():
             if line.startswith('{"event": "stopped"'):
@@ -239,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for r in runs:
         s = r.service
+        share = r.bad / r.answers if r.answers else 0.0
         split = f"{s['prompt_seconds']:.1f}/{s['gen_seconds'] - s['prompt_seconds']:.1f}" if s else "-"
         rows.append(
             {
@@ -257,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
                 if s
                 else "-",
                 "svc prompt/answer s": split,
+                "json answers": f"{r.structured}/{r.answers}",
+                "unusable (asked again)": f"{r.bad}/{r.answers}" + (f" {share:.0%}" if r.answers else ""),
             }
         )
     print(table(rows))

@@ -152,6 +152,23 @@ def test_a_looping_answer_is_cut() -> None:
     assert cut_repeats("a\nb\nb\nc") == ("a\nb\nb\nc", False)
 
 
+def test_pretty_printed_json_keeps_all_its_parts() -> None:
+    # a json_schema answer from llama.cpp's server: braces and repeated facts on lines of their
+    # own; cutting "repeated lines" out of it left one usable part (a real run's failure)
+    parts = [("Tokyo: Landmarks", 5), ("Kyoto: Temples", 4), ("Nara: Deer Park", 1), ("Osaka: Food", 4)]
+    body = ",\n".join(
+        f'    {{\n      "days": {d if i < 2 else 1},\n      "detail": "see {t}",\n      "title": "{t}"\n    }}'
+        for i, (t, d) in enumerate(parts)
+    )
+    got = parse('{"parts": [\n' + body + "\n  ]}", fact_fields=["days"])
+    assert titles(got) == [t for t, _ in parts]
+    assert [c.facts["days"] for c in got] == [5, 4, 1, 1]
+    assert cut_repeats("{\n  a\n},\n{\n  b\n},\n{\n  c\n}") == (
+        "{\n  a\n},\n{\n  b\n},\n{\n  c\n}",
+        False,
+    )
+
+
 def test_long_titles_and_details_are_trimmed_at_word_boundaries() -> None:
     long_title = " ".join(["Kyoto"] + ["temple"] * 30)
     got = parse(f"- {long_title}\n- Osaka: " + "food " * 200)

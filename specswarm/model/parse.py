@@ -66,17 +66,21 @@ def strip_markdown(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+_HAS_WORD = re.compile(r"[^\W_]")
+
+
 def cut_repeats(text: str, limit: int = REPEAT_LIMIT) -> tuple[str, bool]:
     """Drop the later copies of any non-empty line seen ``limit`` or more times.
 
     Returns the cleaned text and whether a loop was found. Repeated blank
-    lines are squeezed too.
+    lines are squeezed too. A line without a letter or digit (``{``, ``},``, ``]``, ``---``) is
+    structure, not a loop: pretty-printed JSON repeats its braces on lines of their own.
     """
     lines = text.splitlines()
     counts: dict[str, int] = {}
     for ln in lines:
         key = ln.strip().lower()
-        if key:
+        if key and _HAS_WORD.search(key):
             counts[key] = counts.get(key, 0) + 1
     looping = {k for k, n in counts.items() if n >= limit}
     seen: set[str] = set()
@@ -294,10 +298,15 @@ def parse_children(
     """
     if not text.strip():
         raise OutputError("the answer was empty")
+    whole = text
     text, _ = cut_repeats(text)
     fields = list(fact_fields)
     raw: list[tuple[str, str, dict[str, int | str]]] = []
-    from_json = _json_items(text)
+    # JSON as answered first (a schema-constrained answer is whole; cutting its repeated lines
+    # can only break it), then what is left once repeats are cut
+    from_json = _json_items(whole)
+    if from_json is None and text != whole:
+        from_json = _json_items(text)
     if from_json is not None:
         for title, detail, extra in from_json:
             title, facts_t = extract_facts(strip_markdown(title), fields)

@@ -198,7 +198,7 @@ def _attempts(
         gen = generate_locked(model, request(settings, kind, system, asked, schema, again))
         counts.varied_requests += 1 if again else 0
         (counts.structured if gen.structured else counts.free)[kind] += 1
-        if cut_repeats(gen.text)[1]:
+        if not gen.structured and cut_repeats(gen.text)[1]:  # JSON repeats its lines by design
             counts.loops_cut += 1
         try:
             return parse(gen.text)
