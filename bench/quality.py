@@ -361,6 +361,10 @@ def run_swarm(
     reused = int(total("model_reused"))
     if reused:
         work.notes.append(f"{reused} model answers reused (a same-lens rating or a repeated request)")
+    redone = sum(int(c.get("tasks", {}).get("redone", 0)) for c in counters)
+    sharpened = sum(int(c.get("tasks", {}).get("sharpened", 0)) for c in counters)
+    if redone:
+        work.notes.append(f"{redone} results written again ({sharpened} for being general advice)")
     skipped = int(total("ratings_skipped"))
     if skipped:
         work.notes.append(f"{skipped} votes cast without a model rating (the checks decide them)")
@@ -673,8 +677,11 @@ def run_single_agent(
     work.generations, work.tokens, work.gen_seconds = counting.generations, counting.tokens, counting.seconds
     failed = [n for n in nodes.values() if n.failure]
     work.delivered = not failed
-    if counts.retries or counts.fitted:
-        work.notes.append(f"{counts.retries} retries after bad answers, {counts.fitted} sums fitted in code")
+    if counts.retries or counts.fitted or counts.redone:
+        work.notes.append(
+            f"{counts.retries} retries after bad answers, {counts.fitted} sums fitted in code, "
+            f"{counts.redone} results written again ({counts.sharpened} for being general advice)"
+        )
     with open(gdir / "single-agent.jsonl", "w", encoding="utf-8") as fh:
         for entry in counting.log:
             fh.write(json.dumps(entry, ensure_ascii=False) + "\n")

@@ -754,6 +754,33 @@ def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> No
     assert good.passed, good.note  # "tests" is a part of it, not a generic head
 
 
+def test_a_child_that_only_swaps_a_hedge_or_adds_measures_repeats_its_parent() -> None:
+    # hedges choose without naming ("potential", "identified"); "measures" is a generic head
+    root = cc.Relative("Organize a one-day technical conference for 200 people", "ancestor")
+    step = cc.Relative("Sponsors", "ancestor", depth=1)
+    bad = cc.check_repeats(
+        P("Negotiate with potential sponsors for financial support"),
+        [P("Negotiate with identified sponsors for financial support"), P("Sign the Gold tier contracts")],
+        [root, step],
+        parent_depth=2,
+    )
+    assert not bad.passed and "#1" in bad.note and "#2" not in bad.note, bad.note
+    bad = cc.check_repeats(
+        P("Venue security"),
+        [P("Security measures for the venue"), P("Badge checks at the doors")],
+        [root],
+        parent_depth=1,
+    )
+    assert not bad.passed and "restates its parent" in bad.note, bad.note
+    good = cc.check_repeats(
+        P("Venue security"),
+        [P("Security guards for the main hall"), P("Badge checks at the doors")],
+        [root],
+        parent_depth=1,
+    )
+    assert good.passed, good.note
+
+
 def test_a_declared_sum_decides_over_a_quantity_in_the_parents_title() -> None:
     # "a one-day conference" prepared over 26 weeks: the weeks are the spec's sum, not the day
     root = P("Organize a one-day technical conference for 200 people")

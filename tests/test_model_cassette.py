@@ -63,6 +63,7 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "loops_cut": 0,
         "fitted": 1,
         "redone": 0,
+        "sharpened": 0,
         "repaired": 0,
         "varied": 0,
         "varied_requests": 0,

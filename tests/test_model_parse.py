@@ -157,7 +157,8 @@ def test_pretty_printed_json_keeps_all_its_parts() -> None:
     # own; cutting "repeated lines" out of it left one usable part (a real run's failure)
     parts = [("Tokyo: Landmarks", 5), ("Kyoto: Temples", 4), ("Nara: Deer Park", 1), ("Osaka: Food", 4)]
     body = ",\n".join(
-        f'    {{\n      "days": {d if i < 2 else 1},\n      "detail": "see {t}",\n      "title": "{t}"\n    }}'
+        f'    {{\n      "days": {d if i < 2 else 1},\n'
+        f'      "detail": "see {t}",\n      "title": "{t}"\n    }}'
         for i, (t, d) in enumerate(parts)
     )
     got = parse('{"parts": [\n' + body + "\n  ]}", fact_fields=["days"])

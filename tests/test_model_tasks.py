@@ -234,10 +234,10 @@ def test_rate_parses_and_returns_none_when_hopeless() -> None:
 
 
 def test_execute_cleans_loops() -> None:
-    model = answers("- Book ryokan\n" + "- Pay deposit\n" * 30)
+    model = answers("- Book the Hiiragiya ryokan\n" + "- Pay the deposit by 1 March\n" * 30)
     counts = TaskCounts()
     out = execute(model, spec_of(), Node("a", "Kyoto stay", depth=2), [ROOT], counts=counts)
-    assert out == "- Book ryokan\n- Pay deposit"
+    assert out == "- Book the Hiiragiya ryokan\n- Pay the deposit by 1 March"
     assert counts.loops_cut == 1
 
 
@@ -256,16 +256,17 @@ def test_each_task_renders_its_own_template_from_the_spec() -> None:
         "execute": "E {{ leaf.title }} < {{ ancestors | map(attribute='id') | join(',') }}",
     }
     spec = spec_of(prompts=prompts)
-    model = ScriptedModel(lambda req: "- Alpha one\n- Beta two\n- Gamma three\nScore: 70")
+    # concrete answers (names inside a sentence): a general one would be asked again
+    model = ScriptedModel(lambda req: "- Visit Alpha\n- Visit Beta\n- Visit Gamma\nScore: 70")
     kids = decompose(model, spec, ROOT, [], [], "x", [])
     decompose(model, spec, ROOT, [], [], "x", ["too vague"], previous=kids[:2])
     rate(model, spec, ROOT, kids)
-    execute(model, spec, Node("leaf", "Gamma three", depth=1), [ROOT])
+    execute(model, spec, Node("leaf", "Visit Gamma", depth=1), [ROOT])
     assert [(c.system, c.prompt) for c in model.calls] == [
         ("", f"D {GOAL} 4"),
-        ("", "R Alpha one,Beta two too vague"),
+        ("", "R Visit Alpha,Visit Beta too vague"),
         ("", "S 3"),
-        ("", "E Gamma three < root"),
+        ("", "E Visit Gamma < root"),
     ]
     assert [c.max_tokens for c in model.calls] == [400, 400, 120, 300]
 
@@ -281,6 +282,7 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "loops_cut": 0,
         "fitted": 1,
         "redone": 0,
+        "sharpened": 0,
         "repaired": 0,
         "varied": 0,
         "varied_requests": 0,
@@ -294,6 +296,7 @@ def test_counts_are_the_callers_own_and_optional() -> None:
         "loops_cut": 0,
         "fitted": 0,
         "redone": 0,
+        "sharpened": 0,
         "repaired": 0,
         "varied": 0,
         "varied_requests": 0,

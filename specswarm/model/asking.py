@@ -34,7 +34,10 @@ class TaskCounts:
     fitted: int = 0
     """Splits whose sum facts (e.g. days) were rescaled in code to meet a declared total."""
     redone: int = 0
-    """Leaf results written again because they repeated a sibling leaf's result."""
+    """Leaf results written again: they repeated a sibling leaf's result, broke the leaf's facts
+    or were general advice (``sharpened``)."""
+    sharpened: int = 0
+    """Of ``redone``: results asked again for names, numbers and times (mostly general advice)."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
     dropped (:func:`~specswarm.plan.critics.repair.repair_split`)."""
@@ -59,6 +62,7 @@ class TaskCounts:
             "loops_cut": self.loops_cut,
             "fitted": self.fitted,
             "redone": self.redone,
+            "sharpened": self.sharpened,
             "repaired": self.repaired,
             "varied": self.varied,
             "varied_requests": self.varied_requests,

@@ -50,6 +50,7 @@ from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
+from specswarm.plan.critics.wording import concrete_line, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -95,6 +96,8 @@ class _Ask:
     proposal: Sequence[Child] = ()
     lens: Lens | None = None
     avoid: Sequence[str] = ()
+    vague: bool = False
+    """(execute) the previous answer was general advice: ask for names, numbers and times."""
 
     @property
     def constraints(self) -> list[Constraint]:
@@ -137,6 +140,7 @@ class _Ask:
             "proposal": [c.to_json() for c in self.proposal],
             "lens": {"name": self.lens.name, "question": self.lens.question} if self.lens else None,
             "avoid": list(self.avoid),
+            "vague": self.vague,
             "leaf": node,
         }
 
@@ -349,15 +353,27 @@ def execute(
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
     that mostly repeats one of ``sibling_results``, or that its facts rule out ("Day 3" for a
-    two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`)."""
+    two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`). So is one
+    that is mostly general advice, naming no place, name, number or time
+    (:func:`vague_result`); of the two, the more concrete is kept."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
     repeated = repeats_of(output, sibling_results)
     broken = contradicted_facts(output, leaf.facts)
-    if not repeated and not broken:
+    if repeated or broken:
+        return redo(model, spec, leaf, ancestors, [*broken, *repeated], siblings=siblings, counts=tally)
+    vague = vague_result(output)
+    if not vague:
         return output
-    return redo(model, spec, leaf, ancestors, [*broken, *repeated], siblings=siblings, counts=tally)
+    tally.sharpened += 1
+    again = redo(model, spec, leaf, ancestors, (), siblings=siblings, counts=tally, vague=True)
+    return again if _concrete_share(again) > _concrete_share(output) else output
+
+
+def _concrete_share(text: str) -> float:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return sum(concrete_line(ln) for ln in lines) / len(lines) if lines else 0.0
 
 
 def redo(
@@ -369,11 +385,13 @@ def redo(
     *,
     siblings: Sequence[Subject] = (),
     counts: TaskCounts | None = None,
+    vague: bool = False,
 ) -> str:
-    """Write ``leaf`` once more, naming the lines to ``avoid``; kept whatever it says (counted)."""
+    """Write ``leaf`` once more, naming the lines to ``avoid`` (or, ``vague``, asking for names,
+    numbers and times instead of general advice); kept whatever it says (counted)."""
     tally = counts if counts is not None else TaskCounts()
     tally.redone += 1
-    again = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID])
+    again = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
     return _attempts(model, "execute", again, partial(parse_execution, goal=spec.goal), tally)
 
 

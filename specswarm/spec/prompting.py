@@ -43,7 +43,7 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         *_SPLIT,
     ),
     "score": ("goal", "context", "node", "ancestors", "proposal", "lens", *_SPLIT),
-    "execute": ("goal", "context", "node", "leaf", "ancestors", "siblings", "avoid"),
+    "execute": ("goal", "context", "node", "leaf", "ancestors", "siblings", "avoid", "vague"),
 }
 """Task -> the variables its prompt template is given (README "The goal spec" and the schema's
 ``prompts`` descriptions say what each one holds)."""
@@ -93,6 +93,7 @@ _RICH: dict[str, Any] = {
     ],
     "lens": {"name": "feasibility", "question": "Can each part be done as planned, in the time it has?"},
     "avoid": ["Kiyomizu-dera at 8:00, before the tour buses"],
+    "vague": True,
 }
 """One value per variable, every optional one present (nested facts, siblings, critiques...)."""
 
@@ -102,7 +103,7 @@ _BARE: dict[str, dict[str, Any]] = {
     "refine": {**_SPLIT_BARE, "siblings": [], "is_last_level": False, "critiques": []},
     "score": {**_SPLIT_BARE, "is_last_level": False},
     "execute": {"context": "", "node": _BARE_LEAF, "leaf": _BARE_LEAF, "ancestors": [_ROOT], "siblings": []}
-    | {"avoid": []},
+    | {"avoid": [], "vague": False},
 }
 """Per task, the values that can be empty at run time, empty (the root node, no siblings...)."""
 

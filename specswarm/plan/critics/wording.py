@@ -3,6 +3,7 @@ and how much of what the parent's detail says the children address."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from specswarm.plan.critics.evidence import fact_text
@@ -19,7 +20,7 @@ from specswarm.plan.critics.terms import (
     stem,
 )
 from specswarm.plan.critics.titles import denumbered, numbered_groups
-from specswarm.plan.critics.words import VAGUE
+from specswarm.plan.critics.words import STOPWORDS, VAGUE
 
 COVERAGE_FULL = 0.5
 """Share of the parent's key terms the children must mention for a full coverage score."""
@@ -158,3 +159,41 @@ def check_concreteness(parent: Item, children: Sequence[Item], *, lex: Lexicon |
     else:
         note = "every child names what it is about"
     return Check("concreteness", score, True, note)
+
+
+CONCRETE_SHARE = 1 / 3
+"""A leaf result with fewer of its lines concrete than this (:func:`concrete_line`) is vague."""
+_MARKER = re.compile(r"^\s*(?:[-*•]+|\d{1,2}[.)]|#+)\s*")
+_OPENS = ".!?:;(\"'“‘*_"
+
+
+def concrete_line(line: str) -> bool:
+    """A line names a number (any digit) or a name: a capitalised word inside a sentence ("walk
+    to Shibuya", "book the Hotel Granvia"), not "I" and not the word a sentence opens with. On a
+    Title Case line ("Book The Venue") capitals prove nothing, so only a digit counts there."""
+    text = _MARKER.sub("", line).strip()
+    if any(ch.isdigit() for ch in text):
+        return True
+    named = False
+    for m in TOKEN.finditer(text):
+        word = m.group(0)
+        if not word[:1].isupper() or word in ("I", "I'm", "I'll"):
+            continue
+        before = text[: m.start()].rstrip()
+        if not before or before[-1] in _OPENS:
+            continue  # a sentence's first word is capitalised anyway
+        if word.lower() in STOPWORDS:
+            return False  # Title Case
+        named = True
+    return named
+
+
+def vague_result(text: str) -> list[str]:
+    """The lines of a leaf's written result that name no number or name, when they are more than
+    ``1 - CONCRETE_SHARE`` of its lines (a result that is mostly general advice: "Book the venue
+    early", "Make sure all attendees are comfortable"); empty when the result is concrete enough."""
+    lines = [ln.strip() for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
+    if not lines:
+        return []
+    vague = [ln for ln in lines if not concrete_line(ln)]
+    return vague if len(lines) - len(vague) < CONCRETE_SHARE * len(lines) else []

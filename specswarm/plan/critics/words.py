@@ -57,8 +57,11 @@ first second third fourth fifth last next final initial overall main key basic w
 extra additional simple quick short long half
 one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
 seventeen eighteen nineteen twenty thirty forty fifty hundred thousand couple several
+potential possible prospective identified selected chosen relevant appropriate suitable necessary
+required needed respective existing
 """)
-"""Planning nouns, time units, times of day, ordinals and number words: never content."""
+"""Planning nouns, time units, times of day, ordinals, number words and hedges that choose
+without naming ("potential sponsors", "identified sponsors", "suitable venues"): never content."""
 
 VAGUE = _ws("""
 misc miscellaneous other others various etc stuff general things thing sundry assorted everything
@@ -72,6 +75,7 @@ approaches strategy strategies implementation handling basics fundamentals intro
 concept concepts logic method methods procedure procedures aspects aspect part parts phase stage
 specification specifications spec specs definition definitions description outline requirements
 stages step steps section sections component components module modules feature features
+measures
 """)
 """Generic heads that add nothing to the words before them: "Conflict Resolution Mechanism" under
 "Conflict Resolution" restates its parent (the repeats check)."""
