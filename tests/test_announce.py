@@ -106,25 +106,24 @@ def test_in_a_large_swarm_each_cadence_is_stretched_by_peers_over_announcers() -
     spread = 4 * antientropy.DISAGREE_ANNOUNCE_EVERY
     disagreeing = _rounds(sync, transport, 400, disagree=True)
     assert 400 / spread * 0.7 <= disagreeing <= 400 / spread * 1.4
-    sync._last_announced = "a set we no longer hold"  # our set changed since the last one...
+    sync.cadence.last = "a set we no longer hold"  # our set changed since the last one...
     assert _rounds(sync, transport, 6, disagree=False) == 0  # ...by gossip: every peer has it
-    sync.authored()  # we published an event
+    counters.published += 1  # we published an event (Node.publish counts it)
     assert _rounds(sync, transport, 6, disagree=False) == 1
 
 
 def test_a_peer_ahead_of_us_or_only_a_moment_behind_is_not_lagging() -> None:
-    transport = Recorder()
-    sync = _sync(transport, NodeCounters(), peers=ANNOUNCERS)
-    now = 100.0
-    sync._held = [(now - 10, 5), (now - 5, 8)]
-    sync._peer_have["ahead"] = _Heard(20, "20:ahead", now - 1)
-    assert not sync._lagging(now)
+    cadence = antientropy.Cadence()
+    now, period = 100.0, 1.0
+    cadence.held = [(now - 10, 5), (now - 5, 8)]
+    peers = {"ahead": _Heard(20, "20:ahead", now - 1)}
+    assert not cadence.lagging(now, 8, peers, period)
     # it announced 7 just after we reached 8: our newest event may have been in flight
-    sync._peer_have["moment"] = _Heard(7, "7:moment", now - 4.5)
-    assert not sync._lagging(now)
+    peers["moment"] = _Heard(7, "7:moment", now - 4.5)
+    assert not cadence.lagging(now, 8, peers, period)
     # it announced 4 when we had held 5 for a round and more: gossip lost something on the way
-    sync._peer_have["behind"] = _Heard(4, "4:behind", now - 4.5)
-    assert sync._lagging(now)
+    peers["behind"] = _Heard(4, "4:behind", now - 4.5)
+    assert cadence.lagging(now, 8, peers, period)
     # an announcement too old to trust is not counted
-    sync._peer_have["behind"] = _Heard(4, "4:behind", now - 30)
-    assert not sync._lagging(now)
+    peers["behind"] = _Heard(4, "4:behind", now - 30)
+    assert not cadence.lagging(now, 8, peers, period)

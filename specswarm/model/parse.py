@@ -5,13 +5,9 @@ Model output is data, never trusted: these functions accept what small models ac
 1:`` numbering, markdown bold, JSON arrays or objects) and then enforce the rules in code: the
 child count, title and detail lengths, no (near-)duplicates, no child repeating its parent.
 
-A schema-constrained answer (:func:`specswarm.model.tasks.split_schema`,
-``score_schema``) is JSON, and takes the same road: ``{"parts": [...]}`` through the JSON
-items, ``{"score": N}`` before the score patterns.
-
-Problems raise :class:`OutputError` whose message is written for the model: the task layer
-(:mod:`specswarm.model.tasks`) feeds it back in a retry prompt and turns it into a
-:class:`~specswarm.errors.ModelError` after the last retry. Children come out as
+A schema-constrained answer (:mod:`specswarm.model.schemas`) is JSON and takes the same road,
+read whole before any clean-up. Problems raise :class:`OutputError`, its message written for
+the model: :mod:`specswarm.model.tasks` feeds it back in a retry prompt. Children come out as
 :class:`~specswarm.protocol.bodies.Child`, the type a proposal body carries.
 """
 
@@ -19,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from specswarm.plan.critics import near_duplicate
@@ -70,18 +67,11 @@ _HAS_WORD = re.compile(r"[^\W_]")
 
 
 def cut_repeats(text: str, limit: int = REPEAT_LIMIT) -> tuple[str, bool]:
-    """Drop the later copies of any non-empty line seen ``limit`` or more times.
-
-    Returns the cleaned text and whether a loop was found. Repeated blank
-    lines are squeezed too. A line without a letter or digit (``{``, ``},``, ``]``, ``---``) is
-    structure, not a loop: pretty-printed JSON repeats its braces on lines of their own.
-    """
+    """Drop the later copies of any non-empty line seen ``limit`` or more times; return the
+    cleaned text and whether a loop was found. Repeated blank lines are squeezed too. A line
+    without a letter or digit (``{``, ``},``, ``---``) is structure, not a loop."""
     lines = text.splitlines()
-    counts: dict[str, int] = {}
-    for ln in lines:
-        key = ln.strip().lower()
-        if key and _HAS_WORD.search(key):
-            counts[key] = counts.get(key, 0) + 1
+    counts = Counter(k for k in (ln.strip().lower() for ln in lines) if _HAS_WORD.search(k))
     looping = {k for k, n in counts.items() if n >= limit}
     seen: set[str] = set()
     out: list[str] = []
@@ -302,9 +292,7 @@ def parse_children(
     text, _ = cut_repeats(text)
     fields = list(fact_fields)
     raw: list[tuple[str, str, dict[str, int | str]]] = []
-    # JSON as answered first (a schema-constrained answer is whole; cutting its repeated lines
-    # can only break it), then what is left once repeats are cut
-    from_json = _json_items(whole)
+    from_json = _json_items(whole)  # as answered: cutting JSON's repeated lines breaks it
     if from_json is None and text != whole:
         from_json = _json_items(text)
     if from_json is not None:

@@ -79,6 +79,53 @@ class _Heard:
     at: float
 
 
+class Cadence:
+    """When a node announces its set. At once when it published an event since its last
+    announcement (or has never announced); otherwise every DISAGREE_ANNOUNCE_EVERY rounds while
+    a peer lags behind what it held a round before (:meth:`lagging`: repair is under way) and
+    every QUIET_ANNOUNCE_EVERY rounds else. Each announcement costs every peer a delivery (and
+    the library's per-RPC signed record), which dominates idle CPU. A set changed by gossip is
+    no news: the peers got the same gossip. Announcing every such change made announcements
+    grow with peers times events: at 32 peers on 2 cores, 2,700 announcements for 187 events,
+    95 % of what each peer received."""
+
+    def __init__(self) -> None:
+        self.last = ""
+        """The digest last announced."""
+        self.published = 0
+        """How many events we had published at that announcement."""
+        self.held: list[tuple[float, int]] = []
+        """(time, events held) at each round."""
+        self.quiet_rounds = 0
+
+    def due(
+        self, now: float, digest: str, held: int, published: int, peers: dict[str, _Heard], period: float
+    ) -> bool:
+        """One round (``period`` seconds long): announce now? Records the announcement if so."""
+        changed = digest != self.last and (published != self.published or not self.last)
+        lagging = self.lagging(now, held, peers, period)
+        self.quiet_rounds = 0 if changed else self.quiet_rounds + 1
+        every = DISAGREE_ANNOUNCE_EVERY if lagging else QUIET_ANNOUNCE_EVERY
+        if not changed and self.quiet_rounds % every:
+            return False
+        self.last, self.published = digest, published
+        return True
+
+    def lagging(self, now: float, held: int, peers: dict[str, _Heard], period: float) -> bool:
+        """Some peer announced, recently, fewer events than we held a round (``period``) before
+        it announced: gossip had its chance and that peer still lacks what we hold (only our
+        announcement lets it find out). A peer a moment behind, with our newest events in
+        flight, does not count; a peer ahead of us learns nothing from us (we pull from it)."""
+        self.held.append((now, held))
+        while len(self.held) > 1 and self.held[1][0] < now - PEER_HAVE_FRESH - 2 * period:
+            self.held.pop(0)
+        for h in peers.values():
+            before = [n for t, n in self.held if t <= h.at - period]
+            if now - h.at < PEER_HAVE_FRESH and before and h.n < max(before):
+                return True
+        return False
+
+
 class AntiEntropy:
     """Announcements, pulls and the answers to them, for one node's store."""
 
@@ -102,12 +149,7 @@ class AntiEntropy:
         self._peer_have: dict[str, _Heard] = {}
         self._last_sync: dict[str, float] = {}
         self._syncing: set[str] = set()
-        self._last_announced = ""
-        self._authored = False
-        """We published an event since our last announcement (peers that missed it must learn)."""
-        self._held: list[tuple[float, int]] = []
-        """(time, events held) at each announcement round, for :meth:`_lagging`."""
-        self._quiet_rounds = 0
+        self.cadence = Cadence()
         self._checking: set[str] = set()
         self._pulling = False
 
@@ -241,28 +283,6 @@ class AntiEntropy:
                 await trio.sleep(LEARN_RETRY)
 
     # -- announcing -----------------------------------------------------------------------------
-    def authored(self) -> None:
-        """We published an event: announce our set at the next chance."""
-        self._authored = True
-
-    def _lagging(self, now: float) -> bool:
-        """Some peer announced, recently, fewer events than we held a round before it announced:
-        gossip had its chance and that peer still lacks what we hold (only an announcement of
-        ours lets it find out). A peer a moment behind, with our newest events in flight, does
-        not count; a peer ahead of us pulls nothing from our announcement (we pull from it)."""
-        self._held.append((now, len(self.store)))
-        horizon = now - PEER_HAVE_FRESH - 2 * self.announce_interval() * self._spread()
-        while len(self._held) > 1 and self._held[1][0] < horizon:
-            self._held.pop(0)
-        settled = self.announce_interval()
-        for h in self._peer_have.values():
-            if now - h.at >= PEER_HAVE_FRESH:
-                continue
-            before = [n for t, n in self._held if t <= h.at - settled]
-            if before and h.n < max(before):
-                return True
-        return False
-
     async def announce_loop(self) -> None:
         while True:
             await trio.sleep(self.announce_interval() * self._spread() * (0.75 + 0.5 * self.rng.random()))
@@ -271,21 +291,11 @@ class AntiEntropy:
             if self.role_name == "observer":
                 continue  # the observer never speaks; it still pulls when others announce
             digest = self.store.set_digest()
-            # Announce at once when we published an event since our last announcement (or have
-            # never announced); otherwise every DISAGREE_ANNOUNCE_EVERY rounds while a peer lags
-            # behind what we held a round before (repair is under way) and every
-            # QUIET_ANNOUNCE_EVERY rounds else. Each announcement costs every peer a delivery
-            # (and the library's per-RPC signed record), which dominates idle CPU. A set that
-            # changed by gossip is not news: the peers got the same gossip. Announcing every
-            # such change made announcements grow with peers times events: at 32 peers on 2
-            # cores, 2,700 announcements for 187 events, 95 % of what peers received.
-            changed = digest != self._last_announced and (self._authored or not self._last_announced)
-            lagging = self._lagging(now)
-            self._quiet_rounds = 0 if changed else self._quiet_rounds + 1
-            every = DISAGREE_ANNOUNCE_EVERY if lagging else QUIET_ANNOUNCE_EVERY
-            if not changed and self._quiet_rounds % every:
+            period = self.announce_interval() * self._spread()
+            if not self.cadence.due(
+                now, digest, len(self.store), self.counters.published, self._peer_have, period
+            ):
                 continue
-            self._last_announced, self._authored = digest, False
             try:
                 self.counters.announces += 1
                 await self.transport.publish(encode_have(len(self.store), digest))

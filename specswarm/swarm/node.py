@@ -146,7 +146,6 @@ class Node:
         event = make_event(self.identity, self.run_event.run, body.KIND, self.store.tick(), body)
         self.add(event)
         self.counters.published += 1
-        self.sync.authored()
         await self._gossip_event(event)
         return event
 
