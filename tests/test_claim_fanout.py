@@ -13,6 +13,7 @@ import trio.testing
 
 from specswarm.plan import ROOT, Plan, child_id, fold
 from specswarm.protocol.bodies import ClaimBody
+from specswarm.swarm.antientropy import ANNOUNCERS
 from specswarm.swarm.roles.base import spread, tree_orders
 from specswarm.swarm.roles.executor import Executor, RankCache, assign_leaves, claim_rank
 from specswarm.testing.sim import SimConfig, run_simulation
@@ -25,11 +26,14 @@ SETTLE = 0.5
 class FakeNode:
     """What the executor asks of its node: the plan, who looks gone, and publishing."""
 
-    def __init__(self, peer_id: str, plan: Plan, gone: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, peer_id: str, plan: Plan, gone: frozenset[str] = frozenset(), period: float = 1.0
+    ) -> None:
         self.peer_id = peer_id
         self._plan = plan
         self.gone = gone
         self.published: list[Any] = []
+        self.sync = SimpleNamespace(period=lambda: period)  # the swarm's round (AntiEntropy)
 
     def plan(self) -> Plan:
         return self._plan
@@ -81,6 +85,17 @@ def test_the_first_ranked_free_executor_claims_at_once_the_next_one_settle_windo
     assert [claimed for _, claimed in late] == [[], [], [leaf]]
     last = _act_at(FakeNode(ranked[3], plan), [0.0, SETTLE * 1.5, SETTLE * 2.1])
     assert [claimed for _, claimed in last] == [[], [], [leaf]]
+
+
+def test_in_a_swarm_larger_than_the_announcers_each_rank_waits_a_round_at_least() -> None:
+    """At 32 peers on 2 cores gossip takes seconds: with settle windows of 0.3 s every executor
+    claimed and ran the same leaf. There a rank waits the swarm's round (4 s at 32 peers)."""
+    plan, _, ranked = _two_leaves(busy_first=True)
+    ex = Executor(None, settle_seconds=0.3)
+    node = FakeNode(ranked[2], plan, period=4.0)
+    assert ex._window(node, ANNOUNCERS) == 0.3  # type: ignore[arg-type]
+    assert ex._window(node, 4 * ANNOUNCERS) == 4.0  # type: ignore[arg-type]
+    assert ex._window(FakeNode(ranked[2], plan, period=0.1), 4 * ANNOUNCERS) == 0.3  # type: ignore[arg-type]
 
 
 def test_claimable_leaves_fall_in_tree_order_to_distinct_free_executors() -> None:

@@ -213,6 +213,11 @@ class AntiEntropy:
         """Rounds between two of our announcements: 1, or peers / ANNOUNCERS in a larger swarm."""
         return max(1.0, len(self.store.state.plan().roles) / ANNOUNCERS)
 
+    def period(self) -> float:
+        """Seconds between two of our chances to announce: the swarm's round, longer in a swarm
+        of more than ANNOUNCERS peers (a scale for waits, not a clock)."""
+        return self.announce_interval() * self._spread()
+
     async def sync_with(self, peer: str, their_count: int | None = None) -> int:
         """Pull every event ``peer`` has and we lack (``their_count``: how many it announced it
         holds, when known). Returns how many were new."""
@@ -291,7 +296,7 @@ class AntiEntropy:
             if self.role_name == "observer":
                 continue  # the observer never speaks; it still pulls when others announce
             digest = self.store.set_digest()
-            period = self.announce_interval() * self._spread()
+            period = self.period()
             if not self.cadence.due(
                 now, digest, len(self.store), self.counters.published, self._peer_have, period
             ):
