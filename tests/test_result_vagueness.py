@@ -74,3 +74,13 @@ def test_a_concrete_result_is_not_asked_again() -> None:
     counts = TaskCounts()
     assert execute(model, spec_of(), Node("p.1", "Food", depth=2), [ROOT], counts=counts) == CONCRETE
     assert (counts.redone, counts.sharpened, len(model.calls)) == (0, 0, 1)
+
+
+def test_a_concrete_answer_that_breaks_the_leafs_facts_does_not_replace_a_general_one() -> None:
+    # the example run: "Visit Mount Fuji (3 days)" written for a one-day leaf, once asked for names
+    queue = [GENERAL, "- Visit Mount Fuji (3 days)\n- Stay 2 nights at a Kawaguchiko ryokan"]
+    model = ScriptedModel(lambda req: queue.pop(0))
+    counts = TaskCounts()
+    leaf = Node("p.1", "Visit Mount Fuji", depth=2, facts={"days": 1})
+    assert execute(model, spec_of(), leaf, [ROOT], counts=counts) == GENERAL
+    assert counts.sharpened == 1

@@ -50,7 +50,7 @@ from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
-from specswarm.plan.critics.wording import concrete_line, vague_result
+from specswarm.plan.critics.wording import concrete_share, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -355,7 +355,8 @@ def execute(
     that mostly repeats one of ``sibling_results``, or that its facts rule out ("Day 3" for a
     two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`). So is one
     that is mostly general advice, naming no place, name, number or time
-    (:func:`vague_result`); of the two, the more concrete is kept."""
+    (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
+    first kept."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
@@ -368,12 +369,8 @@ def execute(
         return output
     tally.sharpened += 1
     again = redo(model, spec, leaf, ancestors, (), siblings=siblings, counts=tally, vague=True)
-    return again if _concrete_share(again) > _concrete_share(output) else output
-
-
-def _concrete_share(text: str) -> float:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return sum(concrete_line(ln) for ln in lines) / len(lines) if lines else 0.0
+    kept = not contradicted_facts(again, leaf.facts) and not repeats_of(again, sibling_results)
+    return again if kept and concrete_share(again) > concrete_share(output) else output
 
 
 def redo(

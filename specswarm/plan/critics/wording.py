@@ -188,12 +188,17 @@ def concrete_line(line: str) -> bool:
     return named
 
 
+def concrete_share(text: str) -> float:
+    """The share of a result's lines that are concrete (:func:`concrete_line`); 0 when empty."""
+    lines = [ln for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
+    return sum(concrete_line(ln) for ln in lines) / len(lines) if lines else 0.0
+
+
 def vague_result(text: str) -> list[str]:
     """The lines of a leaf's written result that name no number or name, when they are more than
     ``1 - CONCRETE_SHARE`` of its lines (a result that is mostly general advice: "Book the venue
     early", "Make sure all attendees are comfortable"); empty when the result is concrete enough."""
     lines = [ln.strip() for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
-    if not lines:
+    if not lines or concrete_share(text) >= CONCRETE_SHARE:
         return []
-    vague = [ln for ln in lines if not concrete_line(ln)]
-    return vague if len(lines) - len(vague) < CONCRETE_SHARE * len(lines) else []
+    return [ln for ln in lines if not concrete_line(ln)]
