@@ -7,7 +7,7 @@ import pytest
 
 from specswarm.model import TaskCounts, execute
 from specswarm.model.replay import ScriptedModel
-from specswarm.plan.critics.wording import concrete_line, vague_result
+from specswarm.plan.critics.wording import concrete_line, topic_hits, vague_result
 from tests.test_model_tasks import ROOT, Node, spec_of
 
 GENERAL = (
@@ -84,3 +84,14 @@ def test_a_concrete_answer_that_breaks_the_leafs_facts_does_not_replace_a_genera
     leaf = Node("p.1", "Visit Mount Fuji", depth=2, facts={"days": 1})
     assert execute(model, spec_of(), leaf, [ROOT], counts=counts) == GENERAL
     assert counts.sharpened == 1
+
+
+def test_a_concrete_answer_off_its_task_does_not_replace_a_general_one() -> None:
+    # a todo-cli run: asked for names, the model wrote "Place: ..., Company: ..." for a tags leaf
+    general = "- Tags categorize tasks by topic.\n- Each task may carry several tags.\n- Keep tags short."
+    off = '- Place: a text editor in Berlin\n- Company: "TodoList Inc."\n- Time Frame: 2 weeks'
+    queue = [general, off]
+    model = ScriptedModel(lambda req: queue.pop(0))
+    leaf = Node("p.1", "Define how tags can be used to categorize tasks", depth=2)
+    assert execute(model, spec_of(), leaf, [ROOT], counts=TaskCounts()) == general
+    assert topic_hits(off, leaf.title) == 0 < topic_hits(general, leaf.title)

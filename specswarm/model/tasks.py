@@ -50,7 +50,7 @@ from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
-from specswarm.plan.critics.wording import concrete_share, vague_result
+from specswarm.plan.critics.wording import concrete_share, topic_hits, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -356,7 +356,7 @@ def execute(
     two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`). So is one
     that is mostly general advice, naming no place, name, number or time
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
-    first kept."""
+    first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
@@ -370,7 +370,8 @@ def execute(
     tally.sharpened += 1
     again = redo(model, spec, leaf, ancestors, (), siblings=siblings, counts=tally, vague=True)
     kept = not contradicted_facts(again, leaf.facts) and not repeats_of(again, sibling_results)
-    return again if kept and concrete_share(again) > concrete_share(output) else output
+    on_task = topic_hits(again, leaf.title, spec.goal) > 0 or not topic_hits(output, leaf.title, spec.goal)
+    return again if kept and on_task and concrete_share(again) > concrete_share(output) else output
 
 
 def redo(

@@ -19,8 +19,8 @@ from specswarm.plan.critics.terms import (
     plain,
     stem,
 )
-from specswarm.plan.critics.titles import denumbered, numbered_groups
-from specswarm.plan.critics.words import STOPWORDS, VAGUE
+from specswarm.plan.critics.titles import denumbered, numbered_groups, title_terms, title_words
+from specswarm.plan.critics.words import FILLER, STOPWORDS, VAGUE, VERBS
 
 COVERAGE_FULL = 0.5
 """Share of the parent's key terms the children must mention for a full coverage score."""
@@ -186,6 +186,14 @@ def concrete_line(line: str) -> bool:
             return False  # Title Case
         named = True
     return named
+
+
+def topic_hits(text: str, title: str, goal: str = "") -> int:
+    """How many of a leaf title's own words (not the goal's, not planning verbs or filler) a
+    result names: an answer asked for names that names none of its task's ("Place: a text
+    editor. Company: TodoList Inc." for "Define how tags categorize tasks") is off its task."""
+    own = {w for w in title_words(title) if w not in VERBS and w not in FILLER}
+    return len(title_terms(" ".join(own)) - title_terms(goal) & title_terms(text))
 
 
 def concrete_share(text: str) -> float:
