@@ -235,20 +235,33 @@ def test_a_scorer_does_not_spend_a_generation_on_a_vote_the_checks_decide() -> N
         relatives = critics.relatives_in_tree(plan.nodes, n.id)
         return critics.combine(critics.check_split(spec, n, p.children, n.depth, relatives), lens=lens)
 
-    # a proposal of that run that today's checks approve through this lens, well above the
-    # threshold (a rating of 0 would not reject it), and that is still open once its votes are
-    # taken away (no rival of it holds the node)
-    def open_without_votes(p: Any) -> Any:
-        pending = fold([e for e in evs if not (e.kind == "vote" and e.body.proposal == p.id)])
-        return pending if pending.nodes[p.node].accepted is None else None
+    # a node of that run opened again (its votes and ballots taken away), whose first pending
+    # proposal (the one a scorer votes on first) today's checks approve through this lens, well
+    # above the threshold (a rating of 0 would not reject it)
+    def opened(n: Any) -> Any:
+        ids = {q.id for q in n.proposals}
+        kept = [
+            e
+            for e in evs
+            if not (e.kind == "vote" and e.body.proposal in ids)
+            and not (e.kind == "ballot" and e.body.node == n.id)
+        ]
+        pending = fold(kept)
+        return pending if pending.nodes[n.id].accepted is None else None
 
-    ranked = sorted(
-        ((n, p) for n in plan.nodes.values() for p in n.proposals if mechanical(n, p)[1]),
-        key=lambda np: (-mechanical(*np)[0], np[1].id),
-    )
-    n, target = next((n, p) for n, p in ranked if open_without_votes(p) is not None)
+    candidates = []
+    for n in sorted(plan.nodes.values(), key=lambda n: (n.depth, n.id)):
+        pending = opened(n) if n.proposals else None
+        first = (
+            next((p for p in pending.nodes[n.id].proposals if p.status == "pending"), None)
+            if pending
+            else None
+        )
+        if first is not None and mechanical(n, first)[1]:
+            candidates.append((n, first))
+    n, target = max(candidates, key=lambda np: mechanical(*np)[0])
     assert mechanical(n, target)[0] * 0.8 >= spec.tree.approve_threshold
-    pending = open_without_votes(target)
+    pending = opened(n)
     node = _FakeNode(pending)
     model = ScriptedModel(lambda req: "Score: 10")
     trio.run(Scorer(lambda: model, "coverage").act, node, pending)

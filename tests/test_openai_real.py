@@ -144,9 +144,10 @@ def test_decompose_score_execute_round_trip_with_json_schema_output(server: str)
     assert len(out.split()) >= 5
     # every decompose and score answer was held to its schema (and parsed from that JSON)
     assert counts.structured == {"decompose": 1, "score": 1}, counts.to_json()
-    assert counts.free == {"execute": 1} and counts.bad_outputs == {}
+    # (an execute answer that is general advice is asked once more: counted as redone)
+    assert counts.free == {"execute": 1 + counts.redone} and counts.bad_outputs == {}
     assert model.inner.accepts_schema and QWEN in model.inner.name.lower()
-    assert [g.structured for g in model.generations] == [True, True, False]
+    assert [g.structured for g in model.generations] == [True, True] + [False] * (1 + counts.redone)
     assert {g.model for g in model.generations} == {model.inner.name}
     tokens = sum(g.tokens for g in model.generations)
     seconds = sum(g.seconds for g in model.generations)
