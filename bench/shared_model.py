@@ -149,8 +149,9 @@ def run_once(
             r.gen_seconds += float(c.get("model_gen_seconds", 0.0))
             r.generations += int(c.get("model_generations", 0))
             tasks = c.get("tasks", {})
-            r.structured += sum(tasks.get("structured", {}).values())
-            r.answers += sum(tasks.get("free", {}).values()) + sum(tasks.get("structured", {}).values())
+            structured = sum(tasks.get("structured", {}).values())
+            r.structured += structured
+            r.answers += structured + sum(tasks.get("free", {}).values())
             r.bad += sum(tasks.get("bad_outputs", {}).values())
     for log in tmp.glob("specswarm-run-*/model-service-*.log"):
         for line in log.read_text(errors="replace").splitlines():

@@ -13,7 +13,6 @@ import trio.testing
 
 from specswarm.plan import ROOT, Plan, child_id, fold
 from specswarm.protocol.bodies import ClaimBody
-from specswarm.swarm.antientropy import ANNOUNCERS
 from specswarm.swarm.roles.base import spread, tree_orders
 from specswarm.swarm.roles.executor import Executor, RankCache, assign_leaves, claim_rank
 from specswarm.testing.sim import SimConfig, run_simulation
@@ -33,7 +32,8 @@ class FakeNode:
         self._plan = plan
         self.gone = gone
         self.published: list[Any] = []
-        self.sync = SimpleNamespace(period=lambda: period)  # the swarm's round (AntiEntropy)
+        # the swarm's round and the announcement interval (AntiEntropy)
+        self.sync = SimpleNamespace(period=lambda: period, announce_interval=lambda: 1.0)
 
     def plan(self) -> Plan:
         return self._plan
@@ -92,10 +92,11 @@ def test_in_a_swarm_larger_than_the_announcers_each_rank_waits_a_round_at_least(
     claimed and ran the same leaf. There a rank waits the swarm's round (4 s at 32 peers)."""
     plan, _, ranked = _two_leaves(busy_first=True)
     ex = Executor(None, settle_seconds=0.3)
-    node = FakeNode(ranked[2], plan, period=4.0)
-    assert ex._window(node, ANNOUNCERS) == 0.3  # type: ignore[arg-type]
-    assert ex._window(node, 4 * ANNOUNCERS) == 4.0  # type: ignore[arg-type]
-    assert ex._window(FakeNode(ranked[2], plan, period=0.1), 4 * ANNOUNCERS) == 0.3  # type: ignore[arg-type]
+    small = FakeNode(ranked[2], plan, period=1.0)  # up to ANNOUNCERS peers: one interval
+    large = FakeNode(ranked[2], plan, period=4.0)  # 4 * ANNOUNCERS peers: four intervals
+    assert ex._window(small) == 0.3  # type: ignore[arg-type]
+    assert ex._window(large) == 4.0  # type: ignore[arg-type]
+    assert ex._window(FakeNode(ranked[2], plan, period=0.1)) == 0.3  # type: ignore[arg-type]
 
 
 def test_claimable_leaves_fall_in_tree_order_to_distinct_free_executors() -> None:

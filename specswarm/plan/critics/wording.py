@@ -196,9 +196,13 @@ def topic_hits(text: str, title: str, goal: str = "") -> int:
     return len(title_terms(" ".join(own)) - title_terms(goal) & title_terms(text))
 
 
+def _result_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
+
+
 def concrete_share(text: str) -> float:
     """The share of a result's lines that are concrete (:func:`concrete_line`); 0 when empty."""
-    lines = [ln for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
+    lines = _result_lines(text)
     return sum(concrete_line(ln) for ln in lines) / len(lines) if lines else 0.0
 
 
@@ -206,7 +210,6 @@ def vague_result(text: str) -> list[str]:
     """The lines of a leaf's written result that name no number or name, when they are more than
     ``1 - CONCRETE_SHARE`` of its lines (a result that is mostly general advice: "Book the venue
     early", "Make sure all attendees are comfortable"); empty when the result is concrete enough."""
-    lines = [ln.strip() for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
-    if not lines or concrete_share(text) >= CONCRETE_SHARE:
-        return []
-    return [ln for ln in lines if not concrete_line(ln)]
+    lines = _result_lines(text)
+    vague = [ln for ln in lines if not concrete_line(ln)]
+    return vague if len(lines) - len(vague) < CONCRETE_SHARE * len(lines) else []

@@ -30,7 +30,6 @@ from specswarm.plan.critics import repeats_of
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody, ResultBody
 from specswarm.protocol.identity import short_id
-from specswarm.swarm.antientropy import ANNOUNCERS
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread, tree_orders
 
 if TYPE_CHECKING:
@@ -86,7 +85,7 @@ class Executor(ModelRole):
             if self.backing_off(leaf.id):
                 continue
             if turn.get(leaf.id) != node.peer_id:  # not mine: only once it has waited its turn
-                since, window = self._claimable[leaf.id], self._window(node, len(plan.roles))
+                since, window = self._claimable[leaf.id], self._window(node)
                 turns = int((now - since) / window) if window > 0 else len(plan.roles)
                 if turns < 1 or claim_rank(node, plan, leaf.id, busy, self._ranking, since, turns) > turns:
                     self.waited += 1
@@ -97,13 +96,14 @@ class Executor(ModelRole):
             await self._claim_and_run(node, leaf.id, leaf.claim if gone else None)
             return
 
-    def _window(self, node: Node, peers: int) -> float:
+    def _window(self, node: Node) -> float:
         """Seconds a leaf left to a better-ranked executor waits per rank before this one claims
-        it: the settle window, or in a swarm of more than ANNOUNCERS peers at least the swarm's
-        round (:meth:`AntiEntropy.period`). Gossip takes longer to reach every peer there: at 32
-        peers on 2 cores (settle 0.3 s) every executor claimed and ran the same leaf within 3 s,
-        75 results for 9 leaves."""
-        return self.settle if peers <= ANNOUNCERS else max(self.settle, node.sync.period())
+        it: the settle window, or, where the swarm's round (:meth:`AntiEntropy.period`) is
+        stretched beyond one announcement interval (more than ANNOUNCERS peers), at least that
+        round. Gossip takes longer to reach every peer there: at 32 peers on 2 cores (settle
+        0.3 s) every executor claimed and ran the same leaf within 3 s, 75 results for 9 leaves."""
+        period = node.sync.period()
+        return max(self.settle, period) if period > node.sync.announce_interval() else self.settle
 
     def _turns(
         self, node: Node, plan: Plan, open_leaves: list[NodeView], now: float
