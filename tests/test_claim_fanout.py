@@ -151,3 +151,96 @@ def test_claims_in_a_simulated_swarm_follow_the_leaves_not_the_executors() -> No
     assert executors > 2 * leaves  # more executors than leaves: the case that fanned out
     assert r.kinds["result"] == leaves
     assert r.kinds["claim"] <= 2 * leaves, r.kinds  # was about one per executor per leaf wave
+
+
+def _rival_claims() -> tuple[Swarm, str, Any, Any, Any]:
+    """A run split into two leaves; the first leaf claimed by two executors at once (the same
+    lamport, as views that differ give): returns the swarm, the leaf, the claim that wins, the
+    one that loses, and the loser's identity."""
+    sw = Swarm(spec=one_split_spec(scorers=1, executors=4), seed=8)
+    prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["Lisbon", "Sintra"], leaf=True)
+    sw.vote(sw.peers["scorer"][0], prop, True, 80)
+    leaf = child_id(prop.id, 0)
+    a, b = sw.peers["executor"][:2]
+    lamport = max(sw.clock.values()) + 1
+    ca, cb = sw.claim(a, leaf, lamport=lamport), sw.claim(b, leaf, lamport=lamport)
+    plan = fold(sw.events)
+    win, lose = (ca, cb) if plan.nodes[leaf].claim == ca.id else (cb, ca)
+    return sw, leaf, win, lose, (b if lose is cb else a)
+
+
+class ClaimingNode(FakeNode):
+    """A node whose plan the test changes over time, counting what the executor withholds."""
+
+    def __init__(self, peer_id: str, plan: Plan, claim_id: str, period: float) -> None:
+        super().__init__(peer_id, plan, period=period)
+        self.claim_id = claim_id
+        self.counters = SimpleNamespace(results_withheld=0)
+
+    async def publish(self, body: Any) -> Any:
+        self.published.append(body)
+        return SimpleNamespace(id=self.claim_id)
+
+
+def _claim_and_run(period: float, rival_heard_at: float) -> tuple[int, int]:
+    """The losing claimant claims; the winning rival's claim reaches it ``rival_heard_at``
+    seconds later. Returns (leaves it went on to run, races it saw lost)."""
+    sw, leaf, win, lose, loser = _rival_claims()
+    mine = fold([e for e in sw.events if e.id != win.id])
+    both = fold(sw.events)
+    node = ClaimingNode(loser.peer_id, mine, lose.id, period)
+    ex = Executor(None, settle_seconds=0.3)
+    ran: list[str] = []
+
+    async def execute(node: Any, plan: Plan, leaf: Any, claim_id: str) -> None:
+        ran.append(leaf.id)
+
+    ex._execute = execute  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+
+            async def rival_arrives() -> None:
+                await trio.sleep(rival_heard_at)
+                node._plan = both
+
+            nursery.start_soon(rival_arrives)
+            await ex._claim_and_run(node, leaf, None)  # type: ignore[arg-type]
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return len(ran), ex.lost_races
+
+
+def test_in_a_large_swarm_a_claim_settles_a_round_before_its_leaf_is_run() -> None:
+    """At 32 peers on 2 cores two executors that claimed the same leaf at once each ran it (51
+    claims, 51 results for 9 leaves): a rival claim took longer than the 0.3 s settle window to
+    arrive. Where the swarm's round is longer than the settle window, a claim waits the round."""
+    assert _claim_and_run(period=1.0, rival_heard_at=2.0) == (1, 0)  # small swarm: 0.3 s, ran
+    assert _claim_and_run(period=4.0, rival_heard_at=2.0) == (0, 1)  # large: heard it, stood back
+    assert _claim_and_run(period=4.0, rival_heard_at=5.0) == (1, 0)  # heard too late: ran
+
+
+def test_a_result_is_not_sent_when_an_older_live_claim_or_a_result_holds_the_leaf() -> None:
+    sw, leaf, win, lose, loser = _rival_claims()
+    winner = next(p for p in sw.peers["executor"] if p.peer_id == win.author)
+    ex = Executor(None, settle_seconds=0.3)
+
+    def outrun(
+        events: list[Any], claim_id: str, peer: str, gone: frozenset[str] = frozenset()
+    ) -> tuple[bool, int]:
+        node = ClaimingNode(peer, fold(events), claim_id, period=1.0)
+        node.gone = gone
+        return ex._outrun(node, leaf, claim_id), node.counters.results_withheld  # type: ignore[arg-type]
+
+    async def check() -> None:
+        # the rival's older claim, its holder alive: the loser's result is not sent
+        assert outrun(sw.events, lose.id, loser.peer_id) == (True, 1)
+        # the rival is gone: the loser's result is sent (it takes the leaf over)
+        assert outrun(sw.events, lose.id, loser.peer_id, gone=frozenset([winner.peer_id])) == (False, 0)
+        # the winner's own result is sent
+        assert outrun(sw.events, win.id, winner.peer_id) == (False, 0)
+        # a result is in: nobody else's is sent, however old its claim
+        done = [*sw.events, sw.result(winner, leaf, win)]
+        assert outrun(done, lose.id, loser.peer_id) == (True, 1)
+
+    trio.run(check, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -52,6 +52,9 @@ class NodeCounters:
     """Of those, the bytes spent finding which events to fetch (sum and inv, not get)."""
     sync_skipped: int = 0
     """Gaps an announcement showed that were not pulled because another pull was under way."""
+    results_withheld: int = 0
+    """Leaf results written but not published: by then the leaf had a result, or an older
+    claim of a live executor held it (a race lost while the model was writing)."""
     tasks: TaskCounts = field(default_factory=TaskCounts)
     """What the model tasks counted: retries, loops cut, sums fitted, bad answers, give-ups."""
 
@@ -79,6 +82,7 @@ class NodeCounters:
             "sync_bytes": self.sync_bytes,
             "sync_inventory_bytes": self.sync_inventory_bytes,
             "sync_skipped": self.sync_skipped,
+            "results_withheld": self.results_withheld,
             "tasks": self.tasks.to_json(),
             # every thread of this process, the model's included: a peer's whole cost in CPU
             "cpu_seconds": round(time.process_time(), 2),

@@ -13,7 +13,9 @@ gone, or unaware of the leaf) is claimed by the free executor ranked ``r`` for i
 (:func:`claim_rank`) once it has been claimable for ``max(1, r)`` settle windows (at least a
 round of the swarm each, in a swarm of more than ANNOUNCERS peers), so nothing stalls. Peers
 whose views differ (one has not heard a join or a claim yet) may both claim; the oldest claim
-wins, as always.
+wins, as always: a claimant waits the same window before it runs the leaf (a rival's claim
+reaches it meanwhile), and a result written while an older live claim or a result arrived is
+not sent (``counters.results_withheld``).
 
 """
 
@@ -137,8 +139,9 @@ class Executor(ModelRole):
 
     async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
         claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
-        # The settle window: an older claim we have not heard of yet may still arrive.
-        await trio.sleep(self.settle)
+        # The settle window: an older claim we have not heard of yet may still arrive. As long
+        # as a rank's wait (_window): in a large swarm a rival's claim takes that long to reach us
+        await trio.sleep(self._window(node))
         plan = node.plan()
         leaf = plan.nodes.get(leaf_id)
         if leaf is None or leaf.result is not None:
@@ -177,11 +180,33 @@ class Executor(ModelRole):
                 ),
             )
             output = again if again is not None else output
+        if self._outrun(node, leaf.id, claim_id):
+            return
         model_name = self._model.name if self._model is not None else "?"
         await node.publish(
             ResultBody(leaf=leaf.id, claim=claim_id, output=output[:19000], model=model_name[:190])
         )
         self.executed += 1
+
+    def _outrun(self, node: Node, leaf_id: str, claim_id: str) -> bool:
+        """Whether the result just written for ``leaf_id`` under ``claim_id`` is not worth
+        publishing: the leaf has a result already, or an older claim we heard of while writing
+        holds it (its holder alive: it publishes). Counted (``results_withheld``): a result
+        not sent is one event fewer for every peer to fetch and hold."""
+        leaf = node.plan().nodes.get(leaf_id)
+        if leaf is None:
+            return False
+        holder = leaf.claim_holder
+        outrun = leaf.result is not None or (
+            leaf.claim is not None
+            and leaf.claim != claim_id
+            and holder is not None
+            and not self.holder_gone(node, holder, leaf.claim)
+        )
+        if outrun:
+            node.counters.results_withheld += 1
+            log.info("executor: %s was written by another or an older claim holds it; not sent", leaf_id)
+        return outrun
 
     async def _earlier_results(self, node: Node, leaf: NodeView) -> list[str]:
         """The results of the siblings before ``leaf``, once all are written. Waiting stops early
