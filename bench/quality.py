@@ -365,6 +365,9 @@ def run_swarm(
     sharpened = sum(int(c.get("tasks", {}).get("sharpened", 0)) for c in counters)
     if redone:
         work.notes.append(f"{redone} results written again ({sharpened} for being general advice)")
+    off_task = sum(int(c.get("tasks", {}).get("off_task", 0)) for c in counters)
+    if off_task:
+        work.notes.append(f"{off_task} result items left out for doing a sibling leaf's task")
     skipped = int(total("ratings_skipped"))
     if skipped:
         work.notes.append(f"{skipped} votes cast without a model rating (the checks decide them)")

@@ -1,8 +1,8 @@
-"""Rival decomposers are asked for different numbers of parts (specswarm/model/tasks.py split_target)."""
+"""Rival decomposers are asked for different numbers of parts (specswarm/model/splits.py split_target)."""
 
 from __future__ import annotations
 
-from specswarm.model.tasks import split_target
+from specswarm.model.splits import split_target
 
 
 def test_rivals_ask_for_different_numbers_of_parts() -> None:

@@ -38,6 +38,9 @@ class TaskCounts:
     or were general advice (``sharpened``)."""
     sharpened: int = 0
     """Of ``redone``: results asked again for names, numbers and times (mostly general advice)."""
+    off_task: int = 0
+    """Items of leaf results left out because they did a sibling leaf's task instead of their own
+    (:func:`~specswarm.plan.critics.keep_on_task`)."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
     dropped (:func:`~specswarm.plan.critics.repair.repair_split`)."""
@@ -63,6 +66,7 @@ class TaskCounts:
             "fitted": self.fitted,
             "redone": self.redone,
             "sharpened": self.sharpened,
+            "off_task": self.off_task,
             "repaired": self.repaired,
             "varied": self.varied,
             "varied_requests": self.varied_requests,

@@ -5,7 +5,8 @@
   (:func:`~specswarm.plan.critics.repair.repair_split`), sums fitted again;
 - :func:`self_check`: the scorers' hard checks, and whether the split repeats one already
   proposed for the node -- then :func:`~specswarm.model.tasks.decompose` asks once more
-  another way.
+  another way;
+- :func:`split_target`: how many parts a split by each strategy is asked for.
 """
 
 from __future__ import annotations
@@ -181,3 +182,26 @@ def split_constraints(spec: GoalSpec, node: Subject) -> list[Constraint]:
         and is_additive(key)
     ]
     return [*declared, *derived]
+
+
+TARGET_CHILDREN = 4
+"""The parts a split is asked for by the first declared strategy (and any undeclared one)."""
+TARGET_STEPS = (0, -1, 1)
+"""What the second, third... declared strategy adds to :data:`TARGET_CHILDREN` (cycling)."""
+
+
+def split_target(strategy: str, strategies: Sequence[str], low: int, high: int) -> int:
+    """How many parts a split by ``strategy`` is asked for: rival decomposers ask for different
+    numbers (4, 3, 5 by the declared order of ``strategies``), within ``low..high``.
+
+    A greedy small model given two prompts that differ only in the strategy's name often
+    writes the same split twice (measured on the japan run: "Hiking in Japan" by activity and
+    by geography, word for word), so the scorers had one split to judge, not two. Asked for a
+    different number of parts, the rivals differ at least in how finely they cut the node:
+    the editorial board chooses between a coarser and a finer split. The same strategy always
+    asks the same number, so the plan stays a function of the spec and the model."""
+    try:
+        step = TARGET_STEPS[list(strategies).index(strategy) % len(TARGET_STEPS)]
+    except ValueError:
+        step = 0
+    return max(low, min(high, TARGET_CHILDREN + step))

@@ -11,20 +11,19 @@ Loop guards: every request carries the spec's token cap for its kind; the
 gpt4all backend stops when a line repeats three times in a row, and the
 parsers drop later copies of any line seen three or more times.
 
-The tasks block, and each generation takes the process-wide lock
-(:func:`~specswarm.model.lock.generate_locked`); a trio peer runs a whole task
-in a worker thread. Parsing takes microseconds.
+The tasks block, and each generation takes the process-wide lock (:func:`~specswarm.model.lock.
+generate_locked`); a trio peer runs a whole task in a worker thread. Parsing takes microseconds.
 
 Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are :class:`Subject` (a
 :class:`~specswarm.plan.views.NodeView` is one) and :class:`~specswarm.protocol.bodies.Child`
 values. Templates see plain data built from them (:meth:`_Ask.context`).
 
-The peer counts generations, tokens and seconds around the model; what only a
-task sees (retries, cut loops, fitted sums, bad answers and failures by kind, and
-whether each answer was schema-constrained JSON or free text) goes into the
-caller's :class:`TaskCounts`. A model that :func:`~specswarm.model.base.accepts_schema` gets
-decompose, refine and score requests with a JSON schema (:mod:`.schemas`); any other gets the
-request of before, byte for byte. Requests use the settings of the role that runs the task.
+The peer counts generations, tokens and seconds around the model; what only a task sees
+(retries, cut loops, fitted sums, bad answers and failures by kind, and whether each answer was
+schema-constrained JSON or free text) goes into the caller's :class:`TaskCounts`. A model that
+:func:`~specswarm.model.base.accepts_schema` gets decompose, refine and score requests with a
+JSON schema (:mod:`.schemas`); any other gets the request of before, byte for byte. Requests
+use the settings of the role that runs the task.
 """
 
 from __future__ import annotations
@@ -48,9 +47,9 @@ from specswarm.model.parse import (
 )
 from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
-from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
+from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
-from specswarm.plan.critics.wording import concrete_share, topic_hits, vague_result
+from specswarm.plan.critics.wording import concrete_share, keep_on_task, topic_hits, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -143,29 +142,6 @@ class _Ask:
             "vague": self.vague,
             "leaf": node,
         }
-
-
-TARGET_CHILDREN = 4
-"""The parts a split is asked for by the first declared strategy (and any undeclared one)."""
-TARGET_STEPS = (0, -1, 1)
-"""What the second, third... declared strategy adds to :data:`TARGET_CHILDREN` (cycling)."""
-
-
-def split_target(strategy: str, strategies: Sequence[str], low: int, high: int) -> int:
-    """How many parts a split by ``strategy`` is asked for: rival decomposers ask for different
-    numbers (4, 3, 5 by the declared order of ``strategies``), within ``low..high``.
-
-    A greedy small model given two prompts that differ only in the strategy's name often
-    writes the same split twice (measured on the japan run: "Hiking in Japan" by activity and
-    by geography, word for word), so the scorers had one split to judge, not two. Asked for a
-    different number of parts, the rivals differ at least in how finely they cut the node:
-    the editorial board chooses between a coarser and a finer split. The same strategy always
-    asks the same number, so the plan stays a function of the spec and the model."""
-    try:
-        step = TARGET_STEPS[list(strategies).index(strategy) % len(TARGET_STEPS)]
-    except ValueError:
-        step = 0
-    return max(low, min(high, TARGET_CHILDREN + step))
 
 
 def _template(prompts: Prompts, kind: Kind) -> str:
@@ -358,8 +334,7 @@ def execute(
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
     first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
-    ask = _Ask(spec, leaf, ancestors, siblings)
-    output = _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
+    output = _write(model, _Ask(spec, leaf, ancestors, siblings), tally)
     repeated = repeats_of(output, sibling_results)
     broken = contradicted_facts(output, leaf.facts)
     if repeated or broken:
@@ -389,8 +364,17 @@ def redo(
     numbers and times instead of general advice); kept whatever it says (counted)."""
     tally = counts if counts is not None else TaskCounts()
     tally.redone += 1
-    again = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
-    return _attempts(model, "execute", again, partial(parse_execution, goal=spec.goal), tally)
+    ask = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
+    return _write(model, ask, tally)
+
+
+def _write(model: Model, ask: _Ask, tally: TaskCounts) -> str:
+    """The leaf's result, without the items that do a sibling leaf's task (counted: ``off_task``)."""
+    text = _attempts(model, "execute", ask, partial(parse_execution, goal=ask.spec.goal), tally)
+    context = [ask.spec.goal, *(a.title for a in ask.ancestors)]
+    kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], context)
+    tally.off_task += dropped
+    return kept
 
 
 MAX_AVOID = 8

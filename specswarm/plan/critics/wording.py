@@ -213,3 +213,53 @@ def vague_result(text: str) -> list[str]:
     lines = _result_lines(text)
     vague = [ln for ln in lines if not concrete_line(ln)]
     return vague if len(lines) - len(vague) < CONCRETE_SHARE * len(lines) else []
+
+
+def _items(text: str) -> list[list[str]]:
+    """A result's items: each line with the lines indented under it (its continuation)."""
+    items: list[list[str]] = []
+    top = None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if items and line.strip() and top is not None and indent > top:
+            items[-1].append(line)
+            continue
+        if line.strip():
+            top = indent
+        items.append([line])
+    return items
+
+
+def off_task(text: str, title: str, siblings: Sequence[str], context: Sequence[str] = ()) -> list[str]:
+    """The items of a leaf's result that do a sibling's task instead of its own: they name a word
+    of a sibling's title that no other title of the group has, and none of the leaf's own
+    ("Delete a task: todo delete <id>" in the result of "List all tasks", beside "Delete tasks").
+    Words the group shares ("task" in every title) and the context's (its ancestors', the goal)
+    tell nothing apart. An item naming both is kept: it may join the two."""
+    known = set().union(*(title_terms(c) for c in context)) if context else set()
+    groups = [title_terms(t) - known for t in (title, *siblings)]
+    counts: dict[str, int] = {}
+    for terms in groups:
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+    own = {t for t in groups[0] if counts[t] == 1}
+    others = {t for g in groups[1:] for t in g if counts[t] == 1}
+    out = []
+    for item in _items(text):
+        said = title_terms(" ".join(item))
+        if said & others and not said & own:
+            out.append("\n".join(item))
+    return out
+
+
+def keep_on_task(
+    text: str, title: str, siblings: Sequence[str], context: Sequence[str] = ()
+) -> tuple[str, int]:
+    """``text`` without its :func:`off_task` items, and how many were left out; ``text`` as it
+    was when that would leave no item with a word in it (a result all about a sibling's task is
+    a repeat, judged elsewhere)."""
+    dropped = set(off_task(text, title, siblings, context))
+    kept = ["\n".join(it) for it in _items(text) if "\n".join(it) not in dropped]
+    if not dropped or not any(re.search(r"\w", k) for k in kept):
+        return text, 0
+    return "\n".join(kept).strip(), len(_items(text)) - len(kept)
