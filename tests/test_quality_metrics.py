@@ -661,3 +661,18 @@ def test_recorded_run_beside_a_one_shot_outline(japan: tuple[QTree, tuple[object
     print(table)
     near = next(line for line in table.splitlines() if line.startswith(qm.METRICS["near_duplicates"]))
     assert near.split()[-2:] == ["4", "0"]
+
+
+def test_the_same_title_repeated_among_siblings_is_a_duplicate_not_boilerplate() -> None:
+    """A one-shot answer listed "Define the scope" three times under one parent: "scope" was in
+    most titles, so it was taken for the tree's boilerplate and the three copies scored 0 overlap
+    and 0 near-duplicates. Siblings with the same title count once towards boilerplate, and
+    copies of one title are no template."""
+    tree = from_nested(
+        ("Write a software specification", ["Write the specification", *["Define the scope"] * 3])
+    )
+    assert "scope" not in qm.boilerplate(tree)
+    assert qm.near_duplicates(tree).value == 3
+    assert qm.sibling_overlap(tree).value == 1.0
+    only = from_nested(("Write a software specification", ["Define the scope"] * 3))
+    assert qm.sibling_overlap(only).value == 1.0
