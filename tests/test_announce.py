@@ -21,6 +21,7 @@ from specswarm.swarm.antientropy import ANNOUNCERS, AntiEntropy, _Heard
 from specswarm.swarm.counters import NodeCounters
 from specswarm.swarm.liveness import Liveness
 from specswarm.swarm.store import EventStore
+from specswarm.swarm.wire import HaveMsg
 from tests.swarmkit import swarm_spec
 
 
@@ -127,3 +128,35 @@ def test_a_peer_ahead_of_us_or_only_a_moment_behind_is_not_lagging() -> None:
     # an announcement too old to trust is not counted
     peers["behind"] = _Heard(4, "4:behind", now - 30)
     assert not cadence.lagging(now, 8, peers, period)
+
+
+def _pulls(announcements: list[tuple[int, str]], held_peers: int = 3) -> list[str]:
+    """The peers pulled from after ``announcements`` (count, digest) of one peer "other",
+    heard a round and a half apart by a node holding a run and ``held_peers`` joins."""
+    sync = _sync(Recorder(), NodeCounters(), peers=held_peers)
+    pulled: list[str] = []
+
+    async def sync_with(peer: str, their_count: int | None = None) -> int:
+        pulled.append(peer)
+        return 0
+
+    sync.sync_with = sync_with  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for n, digest in announcements:
+                sync.on_have(nursery, "other", HaveMsg(n, digest))
+                await trio.sleep(1.5)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return pulled
+
+
+def test_a_peer_behind_us_is_pulled_from_once_it_announces_the_same_other_set_twice() -> None:
+    """We hold 4 events (a run, 3 joins). A peer holding fewer is catching up while its set
+    changes; announcing the same other set twice, it is stuck, and may hold what we lack (at 32
+    peers one join stayed missing at 22 peers for 7 minutes, each of them holding more events
+    than the peers that had it)."""
+    assert _pulls([(2, "2:a"), (3, "3:b")]) == []  # behind and catching up: it pulls from us
+    assert _pulls([(3, "3:b"), (3, "3:b")]) == ["other"]  # the same other set twice
+    assert _pulls([(9, "9:c")]) == ["other"]  # ahead of us: pulled from at once, as before

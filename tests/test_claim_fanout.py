@@ -244,3 +244,32 @@ def test_a_result_is_not_sent_when_an_older_live_claim_or_a_result_holds_the_lea
         assert outrun(done, lose.id, loser.peer_id) == (True, 1)
 
     trio.run(check, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_a_leaf_waiting_for_its_earlier_sibling_counts_its_turns_from_when_it_is_ready() -> None:
+    """At 32 peers a second leaf became claimable when the first was claimed, seconds after both
+    appeared; its turns had been counted from its appearance, so every executor's had come, and
+    7 to 10 executors claimed it at once. The turns now count from when it is ready."""
+    open_plan, second, ranked = _two_leaves(busy_first=False)
+    claimed_plan, _, _ = _two_leaves(busy_first=True)  # ranked[0] now holds the first leaf
+    first = next(n.id for n in open_plan.leaves() if n.id != second)
+    first_top = sorted(ranked, key=lambda p: (spread(first, p), p))[0]
+    me = next(p for p in ranked[2:] if p != first_top)  # never assigned the first leaf
+    rank = ranked.index(me) - 1  # among the free: ranked[0] is busy
+    node = FakeNode(me, open_plan)
+    ready_at = 0.5 * SETTLE  # before its first turn for the first leaf (it ranks below first_top)
+
+    async def main() -> list[tuple[float, list[str]]]:
+        ex = Executor(None, settle_seconds=SETTLE, claim_timeout=60.0)
+        start, seen = trio.current_time(), []
+        for t in [0.0, ready_at, ready_at + (rank - 0.2) * SETTLE, ready_at + (rank + 0.1) * SETTLE]:
+            await trio.sleep_until(start + t)
+            if t >= ready_at:
+                node._plan = claimed_plan
+            await ex.act(node, node.plan())  # type: ignore[arg-type]
+            seen.append((t, [b.leaf for b in node.published if isinstance(b, ClaimBody)]))
+        return seen
+
+    seen = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    # counted from its appearance, its turn would have come at rank windows, before the last act
+    assert [claimed for _, claimed in seen] == [[], [], [], [second]]

@@ -122,18 +122,20 @@ class Executor(ModelRole):
             if leaf.claim is not None and not gone:
                 self._claimable.pop(leaf.id, None)
                 continue
-            self._claimable.setdefault(leaf.id, now)
             claimable.append((leaf, gone))
         # a leaf waits until its earlier siblings are claimed: a result is compared with theirs
-        # (_earlier_results), which must be under way when it is written
+        # (_earlier_results), which must be under way when it is written. Its turns count from
+        # then: counted from when it appeared, every executor's turn had come by the time it was
+        # ready, and all claimed it at once (at 32 peers, 7 to 10 claims per leaf)
         parents = {leaf.parent for leaf, _ in claimable}
         ready = []
         for leaf, gone in claimable:
-            if leaf.parent in parents:
+            if leaf.parent in parents or leaf.parent is None:
                 parents.discard(leaf.parent)
                 ready.append((leaf, gone))
-            elif leaf.parent is None:
-                ready.append((leaf, gone))
+                self._claimable.setdefault(leaf.id, now)
+            else:
+                self._claimable.pop(leaf.id, None)
         ids = [leaf.id for leaf, _ in ready]
         return ready, busy, assign_leaves(node, plan, ids, busy, self._ranking, self._claimable)
 
