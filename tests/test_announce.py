@@ -12,6 +12,7 @@ import random
 import trio
 import trio.testing
 
+from specswarm.errors import TransportError
 from specswarm.protocol.bodies import JoinBody
 from specswarm.protocol.events import make_event, make_run_event
 from specswarm.protocol.identity import Identity
@@ -160,3 +161,28 @@ def test_a_peer_behind_us_is_pulled_from_once_it_announces_the_same_other_set_tw
     assert _pulls([(2, "2:a"), (3, "3:b")]) == []  # behind and catching up: it pulls from us
     assert _pulls([(3, "3:b"), (3, "3:b")]) == ["other"]  # the same other set twice
     assert _pulls([(9, "9:c")]) == ["other"]  # ahead of us: pulled from at once, as before
+
+
+def test_a_peer_whose_pulls_fail_is_asked_less_and_less_often() -> None:
+    """At 32 peers on 2 cores three pulls in four failed (a stream to a CPU-starved peer did not
+    open within 10 s) and were retried at once, holding back every other repair."""
+    counters = NodeCounters()
+    sync = _sync(Recorder(), counters, peers=3)
+    asked: list[float] = []
+
+    async def request(peer: str, data: bytes, timeout: float = 0.0) -> bytes:
+        asked.append(trio.current_time())
+        raise TransportError("failed to open a stream")
+
+    sync.transport.request = request  # type: ignore[attr-defined]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(40):  # a peer ahead of us announces every half second for 20 s
+                sync.on_have(nursery, "other", HaveMsg(9, "9:ahead"))
+                await trio.sleep(0.5)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    gaps = [b - a for a, b in zip(asked, asked[1:], strict=False)]
+    assert 2 <= len(asked) <= 4 and counters.sync_failures == len(asked)
+    assert all(later > earlier for earlier, later in zip(gaps, gaps[1:], strict=False))  # backing off

@@ -485,3 +485,31 @@ def test_one_exchange_at_a_time_per_peer_and_a_failed_one_backs_off() -> None:
         assert 0.3 < first < 0.7 and 0.7 < second < 1.3  # 0.5 s, then 1 s (±20%)
 
     trio.run(main)
+
+
+def test_a_periodic_exchange_round_asks_a_few_connected_peers_not_all() -> None:
+    """At 32 peers on 2 cores every round asked all 31 connected peers: ~6 exchange streams a
+    second per peer, 8 % of its CPU. A first contact is still exchanged with at once."""
+    from types import SimpleNamespace
+
+    import trio.testing
+
+    from specswarm.transport._config import P2PConfig
+    from specswarm.transport._discovery import ROUND_FANOUT, PeerExchange
+
+    peers = [SimpleNamespace(to_base58=lambda i=i: f"peer{i:02d}") for i in range(31)]
+    host = SimpleNamespace(get_addrs=lambda: [], get_connected_peers=lambda: peers)
+    px = PeerExchange("me", host, P2PConfig(exchange_interval=5.0), None)  # type: ignore[arg-type]
+    asked: list[tuple[float, str]] = []
+    px._start_exchange = lambda nursery, peer: asked.append((trio.current_time(), peer))  # type: ignore[method-assign]
+
+    async def main() -> None:
+        with trio.move_on_after(30):
+            async with trio.open_nursery() as nursery:
+                await px.run_dialer(nursery)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    first = [p for t, p in asked if t == 0]
+    rounds = [p for t, p in asked if t > 0]
+    assert sorted(first) == [f"peer{i:02d}" for i in range(31)]  # first contact: every one
+    assert rounds and len(rounds) <= ROUND_FANOUT * 6  # at most 6 rounds of 5 s in 30 s, a few each

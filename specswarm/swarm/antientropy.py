@@ -16,6 +16,7 @@ fetches those events over request/response; one pull at a time. A node that join
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,6 +69,11 @@ SYNC_TIMEOUT = 30.0
 processes on few cores) answers late, and a timed-out pull repairs nothing."""
 SYNC_MIN_INTERVAL = 2.0
 """Seconds between two anti-entropy pulls from the same peer."""
+SYNC_BACKOFF_MAX = 60.0
+"""After a failed pull from a peer, it is not pulled from for SYNC_MIN_INTERVAL seconds, doubled
+with each failure in a row up to this. At 32 peers on 2 cores three pulls in four failed (a stream
+to a CPU-starved peer did not open within the library's 10 s), and a node pulls from one peer at
+a time: retried at once, the same slow peer held every other repair back."""
 HELLO_TIMEOUT = 5.0
 LEARN_RETRY = 0.2
 
@@ -152,6 +158,8 @@ class AntiEntropy:
         self.cadence = Cadence()
         self._checking: set[str] = set()
         self._pulling = False
+        self._failures: dict[str, int] = {}
+        """Peer -> failed pulls from it in a row (capped: :data:`SYNC_BACKOFF_MAX`)."""
 
     # -- serving ------------------------------------------------------------------------------
     async def handle_request(self, sender: str, data: bytes) -> bytes:
@@ -185,7 +193,7 @@ class AntiEntropy:
         stuck = msg.n < held
         if stuck and (before is None or before.digest != msg.digest):
             return  # the peer is behind and catching up (it pulls when it hears one of us)
-        if now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL:
+        if now - self._last_sync.get(sender, -1e9) < SYNC_MIN_INTERVAL * 2 ** self._failures.get(sender, 0):
             return
         if held <= 2:
             self._last_sync[sender] = now
@@ -246,8 +254,12 @@ class AntiEntropy:
                         new += 1
             self.counters.syncs += 1
             self.counters.synced_events += new
+            self._failures.pop(peer, None)
         except (TransportError, ValueError, AttributeError, TypeError) as exc:
             log.debug("sync with %s failed: %s", peer, exc)
+            self.counters.sync_failures += 1
+            limit = math.log2(SYNC_BACKOFF_MAX / SYNC_MIN_INTERVAL)
+            self._failures[peer] = min(self._failures.get(peer, 0) + 1, int(limit))
         finally:
             self._syncing.discard(peer)
         return new

@@ -50,6 +50,8 @@ class NodeCounters:
     """Bytes of those requests and their responses."""
     sync_inventory_bytes: int = 0
     """Of those, the bytes spent finding which events to fetch (sum and inv, not get)."""
+    sync_failures: int = 0
+    """Anti-entropy pulls that failed (a request timed out or the transport failed)."""
     sync_skipped: int = 0
     """Gaps an announcement showed that were not pulled because another pull was under way."""
     results_withheld: int = 0
@@ -82,6 +84,7 @@ class NodeCounters:
             "sync_bytes": self.sync_bytes,
             "sync_inventory_bytes": self.sync_inventory_bytes,
             "sync_skipped": self.sync_skipped,
+            "sync_failures": self.sync_failures,
             "results_withheld": self.results_withheld,
             "tasks": self.tasks.to_json(),
             # every thread of this process, the model's included: a peer's whole cost in CPU
