@@ -19,6 +19,7 @@ import trio
 from specswarm.errors import RunError
 from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
+from specswarm.swarm.antientropy import ANNOUNCERS
 from specswarm.swarm.launcher import models
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
@@ -31,7 +32,18 @@ from specswarm.swarm.launcher.reach import out_of_reach
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 AGREE_GRACE = 15.0
-"""Once the observer sees a complete plan, how long the other peers have to report its digest."""
+"""Once the observer sees a complete plan, how long the other peers have to report its digest;
+in a swarm of more than ANNOUNCERS peers, that many times longer (:func:`agree_grace`)."""
+
+
+def agree_grace(peers: int) -> float:
+    """Seconds the peers have to reach the final digest once the plan is complete: a repair
+    waits for announcements, which thin out as the swarm grows (peers / ANNOUNCERS rounds apart).
+    At 32 peers on 2 cores a join was still missing at one peer when the 15 s had run out, and
+    that peer was stopped without it."""
+    return AGREE_GRACE * max(1.0, peers / ANNOUNCERS)
+
+
 POLL = 0.25
 OUT_OF_REACH_HOLD = 2.0
 """How long the plan must stay out of the live peers' reach before the run stops: the
@@ -170,7 +182,7 @@ async def _watch(
         if plan.complete:
             seats.over = True  # a peer that dies now is not started again
             complete_since = complete_since or now
-            if _agreed(plan, peers, progress, now - complete_since > AGREE_GRACE):
+            if _agreed(plan, peers, progress, now - complete_since > agree_grace(len(peers))):
                 return "complete", []
         if seats.fatal is not None and not plan.complete:
             return "model lost", [seats.fatal, *diagnose(plan, peers)]
