@@ -232,3 +232,18 @@ def test_the_peers_have_longer_to_agree_in_a_swarm_wider_than_the_announcers() -
 
     assert agree_grace(4) == agree_grace(ANNOUNCERS) == AGREE_GRACE
     assert agree_grace(4 * ANNOUNCERS) == 4 * AGREE_GRACE
+
+
+def test_a_group_whose_peer_could_not_listen_on_its_port_is_restarted_on_another(tmp_path: Path) -> None:
+    """At 64 peers in 8 processes a group's port was taken by another peer's outgoing connection
+    before the group listened; restarted on the same port, the group died four times."""
+    from specswarm.swarm.launcher.groups import keep_group
+
+    lead, other = _peer(tmp_path, "scorer", 1), _peer(tmp_path, "executor", 2)
+    lead.port, other.port = 11, 12
+    said = "error: cannot listen on /ip4/127.0.0.1/tcp/12: in use"
+    script = f"import sys; print({said!r}, file=sys.stderr); sys.exit(1)"
+    seats = Seats(RestartPolicy(backoff=(0.01,)), Progress(False, open(tmp_path / "progress", "w")))
+    trio.run(keep_group, [lead, other], lambda: [sys.executable, "-c", script], seats)
+    assert lead.restarts == 1 and lead.lost
+    assert lead.port == 11 and other.port != 12  # only the port that was taken moves

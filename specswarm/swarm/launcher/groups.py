@@ -5,9 +5,9 @@ The roster is cut, in launch order, into groups of at most N seats; each group r
 their own keys, ports, event logs and status lines. The status lines of the group share its
 stdout and name their peer, so each goes to its seat. The group's stderr goes to its first
 seat's log (the others' logs say where to look). A group whose process dies is restarted
-whole, as :func:`~specswarm.swarm.launcher.heal.keep` restarts one peer: same keys, ports and
-logs, each peer preloading its own log, unless a seat of it may not be restarted (the
-observer, or restarts used up); then all its seats are lost.
+whole, as :func:`~specswarm.swarm.launcher.heal.keep` restarts one peer: same keys and logs,
+each peer preloading its own log, and the same ports but one that was taken meanwhile, unless a
+seat of it may not be restarted (the observer, or restarts used up); then all its seats are lost.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from specswarm.swarm.launcher.procs import (
     PeerProc,
     PeerStatus,
     begin_log,
+    free_port,
+    last_words,
     stop_process,
     take_status,
     write_key_file,
@@ -91,6 +93,10 @@ async def keep_group(group: Sequence[PeerProc], command: object, seats: Seats) -
             if code != DETERMINISTIC_EXIT:
                 seats.note(f"process of {_names(group)} exited {code}; not restarted: {why}")
             return
+        said = " ".join(last_words(p) for p in group)
+        for p in group:  # a port taken meanwhile (by another peer's outgoing connection): move
+            if f"/tcp/{p.port}:" in said or f"/tcp/{p.port} " in said:
+                p.port = free_port()
         delay = seats.policy.backoff[lead.restarts]
         for p in group:
             p.restarts += 1
