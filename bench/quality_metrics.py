@@ -654,12 +654,17 @@ def content_terms(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _title_key(title: str) -> str:
+    """A title's words, lower case: two titles with the same key are the same title."""
+    return " ".join(re.findall(r"\w+", title.lower()))
+
+
 def boilerplate(tree: QTree) -> frozenset[str]:
     """Terms in more than :data:`BOILERPLATE_SHARE` of the tree's titles (and in at least
     :data:`BOILERPLATE_MIN_NODES`). Siblings with the same title count once: a word repeated
     because a title is ("Define the scope" three times under one parent) is a duplicate, not a
     template."""
-    distinct = {(n.parent, " ".join(re.findall(r"\w+", n.title.lower()))): n.title for n in tree.walk()}
+    distinct = {(n.parent, _title_key(n.title)): n.title for n in tree.walk()}
     titles = [content_terms(title) for title in distinct.values()]
     df = Counter(t for terms in titles for t in terms)
     return frozenset(
@@ -768,7 +773,7 @@ def sibling_overlap(tree: QTree) -> Score:
         for anc in [parent, *tree.ancestors(parent.id)]:
             context |= content_terms(anc.title)
         terms = [content_terms(k.title) - context for k in kids]
-        if len({k.title.lower() for k in kids}) >= SIBLING_TEMPLATE_MIN:  # a pattern of distinct titles
+        if len({_title_key(k.title) for k in kids}) >= SIBLING_TEMPLATE_MIN:  # a pattern of distinct titles
             template = frozenset.intersection(*terms)
             terms = [t - template for t in terms]
         for i in range(len(kids)):

@@ -16,7 +16,6 @@ fetches those events over request/response; one pull at a time. A node that join
 from __future__ import annotations
 
 import logging
-import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,13 +68,20 @@ SYNC_TIMEOUT = 30.0
 processes on few cores) answers late, and a timed-out pull repairs nothing."""
 SYNC_MIN_INTERVAL = 2.0
 """Seconds between two anti-entropy pulls from the same peer."""
-SYNC_BACKOFF_MAX = 60.0
+SYNC_BACKOFF_DOUBLINGS = 4
 """After a failed pull from a peer, it is not pulled from for SYNC_MIN_INTERVAL seconds, doubled
-with each failure in a row up to this. At 32 peers on 2 cores three pulls in four failed (a stream
-to a CPU-starved peer did not open within the library's 10 s), and a node pulls from one peer at
-a time: retried at once, the same slow peer held every other repair back."""
+with each failure in a row at most this many times (2 s up to 32 s). At 32 peers on 2 cores
+three pulls in four failed (a stream to a CPU-starved peer did not open within the library's
+10 s), and a node pulls from one peer at a time: retried at once, the same slow peer held every
+other repair back."""
 HELLO_TIMEOUT = 5.0
 LEARN_RETRY = 0.2
+
+
+def spread(peers: int) -> float:
+    """How much longer than one round repairs take in a swarm of ``peers``: 1, or peers /
+    ANNOUNCERS in a larger swarm (each peer announces once in that many rounds)."""
+    return max(1.0, peers / ANNOUNCERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +165,7 @@ class AntiEntropy:
         self._checking: set[str] = set()
         self._pulling = False
         self._failures: dict[str, int] = {}
-        """Peer -> failed pulls from it in a row (capped: :data:`SYNC_BACKOFF_MAX`)."""
+        """Peer -> failed pulls from it in a row (capped: :data:`SYNC_BACKOFF_DOUBLINGS`)."""
 
     # -- serving ------------------------------------------------------------------------------
     async def handle_request(self, sender: str, data: bytes) -> bytes:
@@ -226,8 +232,8 @@ class AntiEntropy:
         return 3 * QUIET_ANNOUNCE_EVERY * self.announce_interval() * self._spread()
 
     def _spread(self) -> float:
-        """Rounds between two of our announcements: 1, or peers / ANNOUNCERS in a larger swarm."""
-        return max(1.0, len(self.store.state.plan().roles) / ANNOUNCERS)
+        """Rounds between two of our announcements (:func:`spread`)."""
+        return spread(len(self.store.state.plan().roles))
 
     def period(self) -> float:
         """Seconds between two of our chances to announce: the swarm's round, longer in a swarm
@@ -258,8 +264,7 @@ class AntiEntropy:
         except (TransportError, ValueError, AttributeError, TypeError) as exc:
             log.debug("sync with %s failed: %s", peer, exc)
             self.counters.sync_failures += 1
-            limit = math.log2(SYNC_BACKOFF_MAX / SYNC_MIN_INTERVAL)
-            self._failures[peer] = min(self._failures.get(peer, 0) + 1, int(limit))
+            self._failures[peer] = min(self._failures.get(peer, 0) + 1, SYNC_BACKOFF_DOUBLINGS)
         finally:
             self._syncing.discard(peer)
         return new

@@ -4,6 +4,7 @@ and how much of what the parent's detail says the children address."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from specswarm.plan.critics.evidence import fact_text
@@ -230,26 +231,31 @@ def _items(text: str) -> list[list[str]]:
     return items
 
 
+def _off_task_items(
+    items: list[list[str]], title: str, siblings: Sequence[str], context: Sequence[str]
+) -> list[bool]:
+    """For each item of a result (:func:`_items`), whether it does a sibling's task (:func:`off_task`)."""
+    known: set[str] = set().union(*(title_terms(c) for c in context))
+    groups = [title_terms(t) - known for t in (title, *siblings)]
+    counts = Counter(term for terms in groups for term in terms)
+    own = {t for t in groups[0] if counts[t] == 1}
+    others = {t for g in groups[1:] for t in g if counts[t] == 1}
+    flags = []
+    for item in items:
+        said = title_terms(" ".join(item))
+        flags.append(bool(said & others) and not said & own)
+    return flags
+
+
 def off_task(text: str, title: str, siblings: Sequence[str], context: Sequence[str] = ()) -> list[str]:
     """The items of a leaf's result that do a sibling's task instead of its own: they name a word
     of a sibling's title that no other title of the group has, and none of the leaf's own
     ("Delete a task: todo delete <id>" in the result of "List all tasks", beside "Delete tasks").
     Words the group shares ("task" in every title) and the context's (its ancestors', the goal)
     tell nothing apart. An item naming both is kept: it may join the two."""
-    known = set().union(*(title_terms(c) for c in context)) if context else set()
-    groups = [title_terms(t) - known for t in (title, *siblings)]
-    counts: dict[str, int] = {}
-    for terms in groups:
-        for term in terms:
-            counts[term] = counts.get(term, 0) + 1
-    own = {t for t in groups[0] if counts[t] == 1}
-    others = {t for g in groups[1:] for t in g if counts[t] == 1}
-    out = []
-    for item in _items(text):
-        said = title_terms(" ".join(item))
-        if said & others and not said & own:
-            out.append("\n".join(item))
-    return out
+    items = _items(text)
+    flags = _off_task_items(items, title, siblings, context)
+    return ["\n".join(item) for item, off in zip(items, flags, strict=True) if off]
 
 
 def keep_on_task(
@@ -258,8 +264,9 @@ def keep_on_task(
     """``text`` without its :func:`off_task` items, and how many were left out; ``text`` as it
     was when that would leave no item with a word in it (a result all about a sibling's task is
     a repeat, judged elsewhere)."""
-    dropped = set(off_task(text, title, siblings, context))
-    kept = ["\n".join(it) for it in _items(text) if "\n".join(it) not in dropped]
-    if not dropped or not any(re.search(r"\w", k) for k in kept):
+    items = _items(text)
+    flags = _off_task_items(items, title, siblings, context)
+    kept = ["\n".join(item) for item, off in zip(items, flags, strict=True) if not off]
+    if len(kept) == len(items) or not any(re.search(r"\w", k) for k in kept):
         return text, 0
-    return "\n".join(kept).strip(), len(_items(text)) - len(kept)
+    return "\n".join(kept).strip(), len(items) - len(kept)

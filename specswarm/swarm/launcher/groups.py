@@ -28,6 +28,7 @@ from specswarm.swarm.launcher.procs import (
     begin_log,
     free_port,
     last_words,
+    port_taken,
     stop_process,
     take_status,
     write_key_file,
@@ -94,8 +95,8 @@ async def keep_group(group: Sequence[PeerProc], command: object, seats: Seats) -
                 seats.note(f"process of {_names(group)} exited {code}; not restarted: {why}")
             return
         said = " ".join(last_words(p) for p in group)
-        for p in group:  # a port taken meanwhile (by another peer's outgoing connection): move
-            if f"/tcp/{p.port}:" in said or f"/tcp/{p.port} " in said:
+        for p in group:  # the group's error names the port that was taken: move that peer
+            if port_taken(p, said):
                 p.port = free_port()
         delay = seats.policy.backoff[lead.restarts]
         for p in group:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from specswarm.swarm.launcher.procs import PeerProc, free_port, last_words, spawn, supervise
+from specswarm.swarm.launcher.procs import PeerProc, free_port, last_words, port_taken, spawn, supervise
 from specswarm.swarm.launcher.progress import Progress
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
@@ -86,7 +86,7 @@ async def keep(p: PeerProc, command: Callable[[], list[str]], seats: Seats) -> N
             if p.role != "observer" and code != DETERMINISTIC_EXIT:
                 seats.note(f"{p.name} exited {code}; not restarted: {why}")
             return
-        if "cannot listen on" in last_words(p):  # its port was taken meanwhile: move to a free one
+        if port_taken(p, last_words(p)):  # move to a free one
             p.port = free_port()
         delay = seats.policy.backoff[p.restarts]
         p.restarts += 1

@@ -110,6 +110,12 @@ class PeerProc:
         return int((value if isinstance(value, int | float) else 0) + self.carried.get(name, 0))
 
 
+def port_taken(p: PeerProc, said: str) -> bool:
+    """Whether a process's last words ``said`` it could not listen on ``p``'s port (taken
+    meanwhile, e.g. by another peer's outgoing connection): "cannot listen on .../tcp/PORT: ..."."""
+    return "cannot listen on" in said and f"/tcp/{p.port}:" in said
+
+
 def free_port() -> int:
     """A TCP port on loopback that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

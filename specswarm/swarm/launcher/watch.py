@@ -19,7 +19,7 @@ import trio
 from specswarm.errors import RunError
 from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
-from specswarm.swarm.antientropy import ANNOUNCERS
+from specswarm.swarm.antientropy import spread
 from specswarm.swarm.launcher import models
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
@@ -41,7 +41,7 @@ def agree_grace(peers: int) -> float:
     waits for announcements, which thin out as the swarm grows (peers / ANNOUNCERS rounds apart).
     At 32 peers on 2 cores a join was still missing at one peer when the 15 s had run out, and
     that peer was stopped without it."""
-    return AGREE_GRACE * max(1.0, peers / ANNOUNCERS)
+    return AGREE_GRACE * spread(peers)
 
 
 POLL = 0.25
