@@ -513,3 +513,36 @@ def test_a_periodic_exchange_round_asks_a_few_connected_peers_not_all() -> None:
     rounds = [p for t, p in asked if t > 0]
     assert sorted(first) == [f"peer{i:02d}" for i in range(31)]  # first contact: every one
     assert rounds and len(rounds) <= ROUND_FANOUT * 6  # at most 6 rounds of 5 s in 30 s, a few each
+
+
+def test_the_exchange_payload_is_remade_when_a_peer_connects_within_its_reuse_time() -> None:
+    """A hub reusing a payload made before its last spokes arrived told them nothing of each
+    other; killing the hub then left every spoke alone (chaos ``kill_first_peer``, CI stop 25)."""
+    from types import SimpleNamespace
+
+    import trio.testing
+
+    from specswarm.transport._config import P2PConfig
+    from specswarm.transport._discovery import PAYLOAD_REUSE, PeerExchange
+
+    connected: list[SimpleNamespace] = []
+    host = SimpleNamespace(get_addrs=lambda: [], get_connected_peers=lambda: list(connected))
+    px = PeerExchange("me", host, P2PConfig(), None)  # type: ignore[arg-type]
+
+    def spoke(n: int) -> str:
+        peer = SimpleNamespace(to_base58=lambda: f"spoke{n}")
+        connected.append(peer)
+        px._book.add(f"/ip4/127.0.0.1/tcp/{4000 + n}/p2p/spoke{n}", now=trio.current_time())
+        return f"spoke{n}"
+
+    async def main() -> None:
+        spoke(1)
+        first = json.loads(px._payload())["peers"]
+        assert px._payload() is px._payload()  # unchanged swarm: reused
+        await trio.sleep(PAYLOAD_REUSE / 4)
+        spoke(2)
+        second = json.loads(px._payload())["peers"]
+        assert [a.rsplit("/", 1)[1] for a in first] == ["spoke1"]
+        assert [a.rsplit("/", 1)[1] for a in second] == ["spoke1", "spoke2"]
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -55,7 +55,10 @@ swarm: at 32 peers on 2 cores each peer opened ~6 exchange streams a second, 8 %
 py-spy profile), and their 10 s timeouts held back anti-entropy. New connections and newly
 learned addresses are still exchanged with every connected peer at once."""
 PAYLOAD_REUSE = 1.0
-"""Seconds our exchange payload is reused (reading our own addresses parses every multiaddr)."""
+"""Seconds our exchange payload is reused (reading our own addresses parses every multiaddr), as
+long as the peers we are connected to and the addresses we know are unchanged: a hub that answered
+its last spokes with a payload made before they arrived left them unknown to each other, and
+killing the hub then partitioned the swarm (the chaos test ``kill_first_peer`` caught it)."""
 
 
 def round_factor(factor: int, *, learned: bool) -> int:
@@ -92,8 +95,8 @@ class PeerExchange:
         """The periodic round's interval in units of ``exchange_interval`` (:data:`QUIET_BACKOFF_MAX`)."""
         self._learned = False
         """Whether an exchange taught a new address since the last periodic round."""
-        self._made: tuple[float, bytes] | None = None
-        """(when, our exchange payload): reused for :data:`PAYLOAD_REUSE` seconds."""
+        self._made: tuple[float, tuple[frozenset[str], int], bytes] | None = None
+        """(when, (connected peers, known addresses), our exchange payload): see :data:`PAYLOAD_REUSE`."""
 
     def add_peer_addr(self, addr: str, *, sticky: bool) -> None:
         """Learn a peer address (``.../p2p/<id>``) and wake the dialer."""
@@ -159,12 +162,13 @@ class PeerExchange:
 
     def _payload(self) -> bytes:
         now = trio.current_time()
-        if self._made is not None and now - self._made[0] < PAYLOAD_REUSE:
-            return self._made[1]
-        connected = set(connected_peers(self._host))
-        message = {"self": own_addrs(self._host), "peers": self._book.addrs_of(connected)[:64]}
-        self._made = (now, json.dumps(message).encode())
-        return self._made[1]
+        connected = frozenset(connected_peers(self._host))
+        key = (connected, self._book.addr_count())
+        if self._made is not None and self._made[1] == key and now - self._made[0] < PAYLOAD_REUSE:
+            return self._made[2]
+        message = {"self": own_addrs(self._host), "peers": self._book.addrs_of(set(connected))[:64]}
+        self._made = (now, key, json.dumps(message).encode())
+        return self._made[2]
 
     def _learn(self, payload: bytes, sender: str) -> None:
         try:
