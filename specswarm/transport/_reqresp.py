@@ -8,6 +8,9 @@ request that fails is logged at debug level and reset, never raised.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import multiaddr
 import trio
 from libp2p.abc import IHost, INetStream
 from libp2p.custom_types import TProtocol
@@ -22,6 +25,8 @@ from specswarm.transport.base import RequestHandler, TransportStats
 
 SYNC_PROTOCOL = TProtocol("/specswarm/sync/1.0.0")
 """Request/response: one request frame, one response frame, per stream."""
+ADDR_TTL = 120
+"""Seconds the addresses we hand py-libp2p's peer store before a call stay there."""
 
 
 class RequestResponse:
@@ -30,6 +35,11 @@ class RequestResponse:
     def __init__(self, host: IHost, config: P2PConfig, stats: TransportStats) -> None:
         self.handler: RequestHandler | None = None
         """Serves sync requests; None answers every request by resetting the stream."""
+        self.known_addrs: Callable[[str], list[str]] = lambda peer_id: []
+        """Transport addresses we know for a peer (the peer exchange's book): a call to a peer
+        we are not connected to dials them. py-libp2p dials only what its own peer store holds,
+        and forgets dialled addresses after 120 s; at 64 peers 305 of 693 anti-entropy pulls
+        failed with "No known addresses" (the announcer of a gap was relayed to us by others)."""
         self._host = host
         self._config = config
         self._stats = stats
@@ -59,6 +69,7 @@ class RequestResponse:
         stream: INetStream | None = None
         try:
             unblock_peer(self._host, pid)
+            self._remind_addrs(pid)
             stream = await self._host.new_stream(pid, [protocol])
             await stream.write(encode_frame(data, self._config.max_frame))
             response = await read_frame(stream_reader(stream), self._config.max_frame)
@@ -75,6 +86,19 @@ class RequestResponse:
         with trio.CancelScope(shield=True), trio.move_on_after(1):
             await quietly(stream.close())
         return response
+
+    def _remind_addrs(self, pid: ID) -> None:
+        """Give py-libp2p's peer store our addresses of ``pid`` if we are not connected to it."""
+        if pid in self._host.get_connected_peers():
+            return
+        addrs = []
+        for addr in self.known_addrs(pid.to_base58()):
+            try:
+                addrs.append(multiaddr.Multiaddr(addr))
+            except Exception:
+                continue
+        if addrs:
+            self._host.get_peerstore().add_addrs(pid, addrs, ADDR_TTL)
 
     async def serve_sync(self, stream: INetStream) -> None:
         """Stream handler of :data:`SYNC_PROTOCOL`: answer one request with :attr:`handler`."""
