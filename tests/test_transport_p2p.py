@@ -566,7 +566,7 @@ async def test_a_request_to_a_peer_we_are_not_connected_to_dials_the_address_we_
         b.set_request_handler(handler)
         await a.wait_for_peers(1, timeout=20)
         with trio.fail_after(20):
-            while not a._exchange.addrs_of(b.local_id):  # learned by peer exchange
+            while not a._exchange.dial_addrs(b.local_id):  # learned by peer exchange
                 await trio.sleep(0.05)
         b_id = a._host.get_connected_peers()[0]
         assert b_id.to_base58() == b.local_id

@@ -98,7 +98,7 @@ class PeerExchange:
         self._made: tuple[float, tuple[frozenset[str], int], bytes] | None = None
         """(when, (connected peers, known addresses), our exchange payload): see :data:`PAYLOAD_REUSE`."""
 
-    def addrs_of(self, peer_id: str) -> list[str]:
+    def dial_addrs(self, peer_id: str) -> list[str]:
         """The transport addresses (no ``/p2p/`` part) we know for ``peer_id``."""
         known = self._book.peers.get(peer_id)
         return sorted(known.addrs) if known is not None else []

@@ -47,7 +47,7 @@ class Libp2pTransport:
         self._gossip = Gossip(self.local_id, pubsub, gossipsub, config, self.stats)
         self._calls = RequestResponse(host, config, self.stats)
         self._exchange = PeerExchange(self.local_id, host, config, self._calls)
-        self._calls.known_addrs = self._exchange.addrs_of
+        self._calls.known_addrs = self._exchange.dial_addrs
         self._mdns = MdnsBridge(self._exchange)
         self._on_mdns_peer: Callable[[PeerInfo], None] = self._mdns.on_peer
         """What open_libp2p_transport registers (and unregisters) for mDNS discoveries."""
