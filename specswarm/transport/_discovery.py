@@ -98,10 +98,11 @@ class PeerExchange:
         self._made: tuple[float, tuple[frozenset[str], int], bytes] | None = None
         """(when, (connected peers, known addresses), our exchange payload): see :data:`PAYLOAD_REUSE`."""
 
-    def dial_addrs(self, peer_id: str) -> list[str]:
-        """The transport addresses (no ``/p2p/`` part) we know for ``peer_id``."""
+    def dial_addrs(self, peer_id: str) -> list[multiaddr.Multiaddr]:
+        """The transport addresses (no ``/p2p/`` part) we know for ``peer_id``: the dialer's, and
+        what a request to a peer we are not connected to dials (every one was parsed when learned)."""
         known = self._book.peers.get(peer_id)
-        return sorted(known.addrs) if known is not None else []
+        return [multiaddr.Multiaddr(a) for a in sorted(known.addrs)] if known is not None else []
 
     def add_peer_addr(self, addr: str, *, sticky: bool) -> None:
         """Learn a peer address (``.../p2p/<id>``) and wake the dialer."""
@@ -171,7 +172,7 @@ class PeerExchange:
         key = (connected, self._book.addr_count())
         if self._made is not None and self._made[1] == key and now - self._made[0] < PAYLOAD_REUSE:
             return self._made[2]
-        message = {"self": own_addrs(self._host), "peers": self._book.addrs_of(set(connected))[:64]}
+        message = {"self": own_addrs(self._host), "peers": self._book.addrs_of(connected)[:64]}
         self._made = (now, key, json.dumps(message).encode())
         return self._made[2]
 
@@ -231,10 +232,10 @@ class PeerExchange:
         self._learn(reply, peer_id)
 
     async def _dial(self, peer_id: str) -> None:
-        known = self._book.peers.get(peer_id)
-        if known is None:
+        addrs = self.dial_addrs(peer_id)
+        if not addrs:
             return
-        info = PeerInfo(ID.from_base58(peer_id), [multiaddr.Multiaddr(a) for a in known.addrs])
+        info = PeerInfo(ID.from_base58(peer_id), addrs)
         try:
             unblock_peer(self._host, info.peer_id)
             with trio.fail_after(self._config.dial_timeout):

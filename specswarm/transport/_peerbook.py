@@ -10,6 +10,7 @@ seconds, so a dead peer is not redialled forever.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 
@@ -114,7 +115,7 @@ class PeerBook:
         """How many (peer, address) pairs are known: grows exactly when something new is learned."""
         return sum(len(k.addrs) for k in self.peers.values())
 
-    def addrs_of(self, peer_ids: set[str] | list[str]) -> list[str]:
+    def addrs_of(self, peer_ids: Collection[str]) -> list[str]:
         """Full ``/p2p/`` addresses of the given peers, as far as we know them."""
         return sorted(
             f"{addr}/p2p/{peer_id}"

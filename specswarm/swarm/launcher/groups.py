@@ -94,8 +94,8 @@ async def keep_group(group: Sequence[PeerProc], command: object, seats: Seats) -
             if code != DETERMINISTIC_EXIT:
                 seats.note(f"process of {_names(group)} exited {code}; not restarted: {why}")
             return
-        said = " ".join(last_words(p) for p in group)
-        for p in group:  # the group's error names the port that was taken: move that peer
+        said = last_words(lead)  # the group's stderr is in its first seat's log
+        for p in group:  # the error names the port that was taken: move that peer
             if port_taken(p, said):
                 p.port = free_port()
         delay = seats.policy.backoff[lead.restarts]
