@@ -313,3 +313,18 @@ def test_peerbook_backs_off_resets_and_forgets_only_non_sticky_peers() -> None:
     book.failed("learned", 10)  # failing since 0: forgotten
     book.failed("boot", 1000)
     assert set(book.peers) == {"boot"}
+
+
+def test_peerbook_gives_at_most_room_peers_sticky_first_the_rest_spread() -> None:
+    book = PeerBook("me")
+    book.add("/ip4/127.0.0.1/tcp/1/p2p/boot", sticky=True)
+    for i in range(20):
+        book.add(f"/ip4/127.0.0.1/tcp/{100 + i}/p2p/p{i:02d}")
+    assert len(book.due(set(), now=0)) == 21  # no room given: every due peer
+    assert book.due(set(), now=0, room=0) == []
+    assert book.due(set(), now=0, room=-3) == []
+    picks = [book.due(set(), now=0, room=3) for _ in range(30)]
+    assert all(len(p) == 3 and p[0] == "boot" and len(set(p)) == 3 for p in picks)
+    # the rest at random, not the same lowest ids for every peer of a swarm
+    assert len({q for p in picks for q in p[1:]}) > 5
+    assert book.due({"boot"}, now=0, room=2)[0] != "boot"

@@ -574,3 +574,42 @@ async def test_a_request_to_a_peer_we_are_not_connected_to_dials_the_address_we_
         a._host.get_peerstore().clear_addrs(b_id)  # what 120 s do to it
         assert b.local_id not in a.peers()
         assert await a.request(b.local_id, b"olleh", timeout=10) == b"hello"
+
+
+@trio_test
+async def test_the_dialer_connects_up_to_its_target_and_replaces_a_lost_peer() -> None:
+    """Dialling every known peer made a 32-peer swarm a full mesh of 496 connections, each one a
+    cost to both ends for every message; GossipSub needs only its degree. A peer that knows three
+    others with a target of two connects to two, and to the third when one of them goes."""
+    from specswarm.transport._config import P2PConfig
+    from specswarm.transport.p2p import Libp2pTransport, open_libp2p_transport
+
+    async with trio.open_nursery() as nursery:
+        stops: dict[str, trio.Event] = {}
+
+        async def run(seed: int, boot: list[str], config: P2PConfig | None, task_status: Any) -> None:
+            key = bytes([seed]) * 32
+            async with open_libp2p_transport(key, topic="t", bootstrap=boot, config=config) as t:
+                stops[t.local_id] = trio.Event()
+                task_status.started(t)
+                await stops[t.local_id].wait()
+
+        others: list[Libp2pTransport] = [
+            await nursery.start(functools.partial(run, seed, [], None)) for seed in (11, 12, 13)
+        ]
+        boot = [addr for t in others for addr in t.addrs()]
+        a = await nursery.start(functools.partial(run, 10, boot, P2PConfig(dial_target=2)))
+        await a.wait_for_peers(2, timeout=20)
+        await trio.sleep(3)  # exchanges teach b, c, d of each other; a must not dial more
+        first = set(a.peers())
+        ids = {t.local_id for t in others}
+        assert len(first) == 2 and first <= ids, first
+        gone = sorted(first)[0]
+        stops[gone].set()
+        spare = (ids - first).pop()
+        with trio.fail_after(30):
+            while spare not in a.peers():
+                await trio.sleep(0.1)
+        assert gone not in a.peers() and len(a.peers()) == 2
+        for stop in stops.values():
+            stop.set()

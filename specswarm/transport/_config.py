@@ -48,6 +48,11 @@ class P2PConfig:
     """Backoff cap for bootstrap and mDNS peers (retried forever)."""
     forget_after: float = 300.0
     """Forget an exchanged peer that has failed to answer for this long."""
+    dial_target: int = 10
+    """Connections the dialer makes up to, not one to every known peer: GossipSub needs only
+    ``degree`` mesh peers, and every connection costs both ends per message (peer records, IHAVE
+    gossip, window updates). Peers keep accepting inbound connections past it, and a request to a
+    peer we are not connected to still dials it. 0: dial every known peer."""
     exchange_interval: float = 5.0
     """Seconds between peer exchanges with every connected peer."""
     watch_interval: float = 0.2

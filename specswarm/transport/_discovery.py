@@ -84,6 +84,8 @@ class PeerExchange:
         )
         self._wake_dialer = trio.Event()
         self._exchanged: set[str] = set()
+        self._dialing: set[str] = set()
+        """Peers a dial is in flight to (they count towards ``dial_target``)."""
         self._exchanging: set[str] = set()
         """Peers an exchange is in flight with: one at a time per peer."""
         self._retry_exchange: dict[str, float] = {}
@@ -127,7 +129,8 @@ class PeerExchange:
             await quietly(stream.reset())
 
     async def run_dialer(self, nursery: trio.Nursery) -> None:
-        """Keep every known peer connected; exchange addresses with new and old peers."""
+        """Keep ``dial_target`` known peers connected (every one when it is 0); exchange addresses
+        with new and old peers."""
         config = self._config
         next_exchange = trio.current_time() + config.exchange_interval
         last_connected: set[str] = set()
@@ -159,8 +162,11 @@ class PeerExchange:
                 )
                 for peer_id in ask:
                     self._start_exchange(nursery, peer_id)
-            for peer_id in self._book.due(connected, now):
+            target = config.dial_target
+            room = target - len(connected) - len(self._dialing) if target else None
+            for peer_id in self._book.due(connected, now, room):
                 self._book.dialing(peer_id, now, config.dial_timeout + 1)
+                self._dialing.add(peer_id)
                 nursery.start_soon(self._dial, peer_id)
             with trio.move_on_after(config.watch_interval):
                 await self._wake_dialer.wait()
@@ -232,6 +238,12 @@ class PeerExchange:
         self._learn(reply, peer_id)
 
     async def _dial(self, peer_id: str) -> None:
+        try:
+            await self._dial_once(peer_id)
+        finally:
+            self._dialing.discard(peer_id)
+
+    async def _dial_once(self, peer_id: str) -> None:
         addrs = self.dial_addrs(peer_id)
         if not addrs:
             return

@@ -10,6 +10,7 @@ seconds, so a dead peer is not redialled forever.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -73,13 +74,20 @@ class PeerBook:
         known.sticky = known.sticky or sticky
         return peer_id
 
-    def due(self, connected: set[str], now: float) -> list[str]:
-        """Peers to dial now: known, not connected, backoff elapsed, with an address."""
-        return sorted(
+    def due(self, connected: set[str], now: float, room: int | None = None) -> list[str]:
+        """Peers to dial now: known, not connected, backoff elapsed, with an address; at most
+        ``room`` of them (None: all), sticky ones first, the rest picked at random so that a
+        swarm's peers do not all dial the same few."""
+        due = sorted(
             peer_id
             for peer_id, known in self.peers.items()
             if peer_id not in connected and known.addrs and known.next_try <= now
         )
+        if room is None or len(due) <= room:
+            return due
+        sticky = [p for p in due if self.peers[p].sticky]
+        rest = [p for p in due if not self.peers[p].sticky]
+        return (sticky + random.sample(rest, len(rest)))[: max(0, room)]
 
     def next_due(self, connected: set[str]) -> float | None:
         """The earliest ``next_try`` among peers we are not connected to."""
