@@ -1,10 +1,11 @@
 """Anti-entropy: repair what gossip lost, and learn the run from a peer.
 
-Each node announces ``(count, set digest)`` at its next chance after it published an event,
-every :data:`DISAGREE_ANNOUNCE_EVERY` rounds (a round is a second) while a peer lags behind
-what it held, and every :data:`QUIET_ANNOUNCE_EVERY` rounds else; in a swarm of more than
-:data:`ANNOUNCERS` peers a round is ``peers / ANNOUNCERS`` seconds: an announcement is relayed
-to every peer, so at a fixed rate per peer each peer would receive ``peers`` of them per round.
+Each node announces ``(count, set digest)`` on every event it publishes
+(:func:`gossip_event`), and on its own every :data:`DISAGREE_ANNOUNCE_EVERY` rounds
+(a round is a second) while a peer lags behind what it held, and every
+:data:`QUIET_ANNOUNCE_EVERY` rounds else; in a swarm of more than :data:`ANNOUNCERS` peers a
+round is ``peers / ANNOUNCERS`` seconds: an announcement is relayed to every peer, so at a fixed
+rate per peer each peer would receive ``peers`` of them per round.
 Events a node got by gossip are not announced (every peer got the same gossip). A node that hears
 a peer holding more than it does, or as many but other events, waits one round (gossip still in
 flight arrives meanwhile) and, if the gap is still there, finds the ids it lacks by comparing
@@ -40,6 +41,7 @@ from specswarm.swarm.wire import (
     decode_hello_reply,
     decode_inv_reply,
     decode_request,
+    encode_event,
     encode_get_reply,
     encode_have,
     encode_hello_reply,
@@ -120,8 +122,12 @@ class Cadence:
         every = DISAGREE_ANNOUNCE_EVERY if lagging else QUIET_ANNOUNCE_EVERY
         if not changed and self.quiet_rounds % every:
             return False
-        self.last, self.published = digest, published
+        self.announced(digest, published)
         return True
+
+    def announced(self, digest: str, published: int) -> None:
+        """Our set ``digest`` went out (an announcement, or with an event we published)."""
+        self.last, self.published = digest, published
 
     def lagging(self, now: float, held: int, peers: dict[str, _Heard], period: float) -> bool:
         """Some peer announced, recently, fewer events than we held a round (``period``) before
@@ -331,3 +337,20 @@ class AntiEntropy:
                 await self.transport.publish(encode_have(len(self.store), digest))
             except TransportError:
                 pass
+
+
+async def gossip_event(sync: AntiEntropy, event: Event) -> None:
+    """Gossip ``event`` with our set's (count, digest) on it, and count that as the announcement
+    publishing makes due (:class:`Cadence`); the observer sends none (it never speaks). In a
+    CPU-starved swarm nearly every event had a round, and an announcement every peer received,
+    of its own: at 32 peers on 2 cores, 469 announcements for 266 events. Best effort: a publish
+    that fails records nothing (the next round announces, and anti-entropy repairs the event)."""
+    store = sync.store
+    have = None if sync.role_name == "observer" else HaveMsg(len(store), store.set_digest())
+    try:
+        await sync.transport.publish(encode_event(event, have))
+    except TransportError as exc:
+        log.debug("publish failed: %s", exc)
+        return
+    if have is not None:
+        sync.cadence.announced(have.digest, sync.counters.published)

@@ -17,20 +17,19 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import trio
 
-from specswarm.errors import TransportError
 from specswarm.plan.fold import FoldState
 from specswarm.plan.views import Plan
 from specswarm.protocol.bodies import Body, JoinBody, RunBody
 from specswarm.protocol.events import Event, admit, make_event
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
-from specswarm.swarm.antientropy import ANNOUNCE_INTERVAL, GONE_GRACE, AntiEntropy
+from specswarm.swarm.antientropy import ANNOUNCE_INTERVAL, GONE_GRACE, AntiEntropy, gossip_event
 from specswarm.swarm.counters import NodeCounters as NodeCounters
 from specswarm.swarm.liveness import Liveness
 from specswarm.swarm.store import EventStore
 from specswarm.swarm.testloss import TestGossipLoss
 from specswarm.swarm.wire import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
-from specswarm.swarm.wire import EventMsg, HaveMsg, Intake, encode_event
+from specswarm.swarm.wire import EventMsg, Intake
 from specswarm.transport.base import Transport
 
 if TYPE_CHECKING:
@@ -146,14 +145,8 @@ class Node:
         event = make_event(self.identity, self.run_event.run, body.KIND, self.store.tick(), body)
         self.add(event)
         self.counters.published += 1
-        await self._gossip_event(event)
+        await gossip_event(self.sync, event)
         return event
-
-    async def _gossip_event(self, event: Event) -> None:
-        try:
-            await self.transport.publish(encode_event(event))
-        except TransportError as exc:  # best effort: anti-entropy repairs it
-            log.debug("publish failed: %s", exc)
 
     # -- loops --------------------------------------------------------------------------------
     async def _receive_loop(self, nursery: trio.Nursery) -> None:
@@ -166,8 +159,9 @@ class Node:
             if isinstance(msg, EventMsg):
                 self.liveness.heard(msg.event.author)  # gossiped now: alive (a pulled one may be old)
                 self.add(msg.event)
-            elif isinstance(msg, HaveMsg) and sender != self.peer_id:
-                self.sync.on_have(nursery, sender, msg)
+            have = msg.have if isinstance(msg, EventMsg) else msg  # an event carries its sender's set
+            if have is not None and sender != self.peer_id:
+                self.sync.on_have(nursery, sender, have)
 
     async def _role_loop(self) -> None:
         if self.role is None:
@@ -241,7 +235,7 @@ class Node:
         mine = [e for e in self.state.events() if e.kind == "join" and e.author == self.peer_id]
         if any(isinstance(e.body, JoinBody) and e.body.role == self.role_name for e in mine):
             for e in mine:  # re-gossip after a restart: others may have missed it
-                await self._gossip_event(e)
+                await gossip_event(self.sync, e)
             return
         admission = self.admission
         if admission is None and self.admission_key is not None and self.run_id:

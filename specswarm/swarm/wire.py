@@ -103,18 +103,21 @@ def _dumps(obj: object) -> bytes:
 
 # -- gossip -------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class EventMsg:
-    """``{"t": "ev"}``: a verified event."""
-
-    event: Event
-
-
-@dataclass(frozen=True, slots=True)
 class HaveMsg:
     """``{"t": "have"}``: the sender holds ``n`` events whose set digest is ``digest``."""
 
     n: int
     digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventMsg:
+    """``{"t": "ev"}``: a verified event, and (``"n"``, ``"d"``) the publisher's set right after
+    it added the event: the announcement that publishing makes due, riding on the event instead
+    of a message of its own (which every peer would receive too)."""
+
+    event: Event
+    have: HaveMsg | None = None
 
 
 Gossip = EventMsg | HaveMsg
@@ -160,19 +163,28 @@ def _decode_gossip(data: bytes, run: str | None) -> Gossip | Refused:
     if not isinstance(msg, dict):
         return _MALFORMED
     kind = msg.get("t")
+    have = _have(msg)
     if kind == "have":
-        n, digest = msg.get("n"), msg.get("d")
-        if isinstance(n, int) and isinstance(digest, str) and len(digest) < MAX_DIGEST_CHARS:
-            return HaveMsg(n, digest)
-        return _MALFORMED
+        return have or _MALFORMED
     if kind == "ev":
+        if have is None and ("n" in msg or "d" in msg):
+            return _MALFORMED
         event, reason = verify_event(msg.get("e"), run)
-        return EventMsg(event) if event is not None else Refused(reason_class(reason), envelope=False)
+        return EventMsg(event, have) if event is not None else Refused(reason_class(reason), envelope=False)
     return _MALFORMED
 
 
-def encode_event(event: Event) -> bytes:
-    return _dumps({"t": "ev", "e": event.to_json()})
+def _have(msg: dict[str, object]) -> HaveMsg | None:
+    n, digest = msg.get("n"), msg.get("d")
+    if type(n) is int and n >= 0 and isinstance(digest, str) and len(digest) < MAX_DIGEST_CHARS:
+        return HaveMsg(n, digest)
+    return None
+
+
+def encode_event(event: Event, have: HaveMsg | None = None) -> bytes:
+    if have is None:
+        return _dumps({"t": "ev", "e": event.to_json()})
+    return _dumps({"t": "ev", "e": event.to_json(), "n": have.n, "d": have.digest})
 
 
 def encode_have(n: int, digest: str) -> bytes:

@@ -3,7 +3,7 @@
 py-libp2p has no peer exchange and gives up on a bootstrap peer that starts
 late (see ``docs/LIBP2P.md``), so :class:`PeerExchange` does both itself: on
 ``/specswarm/peers/1.0.0`` each side sends its own addresses and those of the
-peers it is connected to, and a dialer keeps every known peer
+peers it is connected to, and a dialer keeps up to ``dial_target`` known peers
 (:class:`~specswarm.transport._peerbook.PeerBook`) dialled with backoff — the
 swarm becomes a mesh, not a star, and losing the first peer partitions nothing.
 :class:`MdnsBridge` hands peers that zeroconf's thread discovers to trio.

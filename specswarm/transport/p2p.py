@@ -18,8 +18,8 @@ One host (Ed25519 key from a 32-byte seed, Noise, yamux) runs:
 - **request/response** on ``/specswarm/sync/1.0.0``: one length-prefixed request
   frame, one response frame per stream;
 - **peer exchange** on ``/specswarm/peers/1.0.0``: each side sends its own
-  addresses and those of the peers it is connected to, and a dialer keeps every
-  known peer dialled with backoff — so the swarm is a mesh, not a star, and
+  addresses and those of the peers it is connected to, and a dialer keeps up to
+  ``dial_target`` known peers dialled with backoff — so the swarm is a mesh, not a star, and
   losing the first peer partitions nothing. Bootstrap addresses are retried
   until they answer;
 - optional **mDNS** discovery (zeroconf), bridged from zeroconf's thread into trio.
