@@ -120,16 +120,41 @@ def test_a_peer_ahead_of_us_or_only_a_moment_behind_is_not_lagging() -> None:
     now, period = 100.0, 1.0
     cadence.held = [(now - 10, 5), (now - 5, 8)]
     peers = {"ahead": _Heard(20, "20:ahead", now - 1)}
-    assert not cadence.lagging(now, 8, peers, period)
+    assert cadence.lagging(now, 8, peers, period) is None
     # it announced 7 just after we reached 8: our newest event may have been in flight
     peers["moment"] = _Heard(7, "7:moment", now - 4.5)
-    assert not cadence.lagging(now, 8, peers, period)
+    assert cadence.lagging(now, 8, peers, period) is None
     # it announced 4 when we had held 5 for a round and more: gossip lost something on the way
     peers["behind"] = _Heard(4, "4:behind", now - 4.5)
-    assert cadence.lagging(now, 8, peers, period)
+    assert cadence.lagging(now, 8, peers, period) == now - 4.5
     # an announcement too old to trust is not counted
     peers["behind"] = _Heard(4, "4:behind", now - 30)
-    assert not cadence.lagging(now, 8, peers, period)
+    assert cadence.lagging(now, 8, peers, period) is None
+
+
+def test_an_extra_announcement_for_a_lagging_peer_is_dropped_once_a_peer_announced_our_set() -> None:
+    """At 32 peers on 2 cores every peer ahead of a lagging one announced every second round,
+    each telling it the same thing. Once a peer has announced our very set after the lagging
+    peer spoke, the lagging peer knows whom to pull from; the quiet cadence still runs."""
+
+    def announcements(echo: bool) -> list[int]:
+        cadence = antientropy.Cadence()
+        cadence.announced("8:ours", 0)
+        said = []
+        for r in range(1, 21):
+            now = float(r)
+            cadence.held.append((now - 0.5, 8))
+            peers = {"behind": _Heard(4, "4:behind", now - 0.2)}
+            if echo:
+                peers["twin"] = _Heard(8, "8:ours", now - 0.1)
+            if cadence.due(now, "8:ours", 8, 0, peers, 1.0):
+                said.append(r)
+        return said
+
+    every = antientropy.QUIET_ANNOUNCE_EVERY
+    alone = announcements(echo=False)
+    assert alone == list(range(antientropy.DISAGREE_ANNOUNCE_EVERY, 21, antientropy.DISAGREE_ANNOUNCE_EVERY))
+    assert announcements(echo=True) == list(range(every, 21, every))  # only the quiet cadence
 
 
 def _pulls(announcements: list[tuple[int, str]], held_peers: int = 3) -> list[str]:

@@ -97,8 +97,9 @@ class Cadence:
     """When a node announces its set. At once when it published an event since its last
     announcement (or has never announced); otherwise every DISAGREE_ANNOUNCE_EVERY rounds while
     a peer lags behind what it held a round before (:meth:`lagging`: repair is under way) and
-    every QUIET_ANNOUNCE_EVERY rounds else. Each announcement costs every peer a delivery (and
-    the library's per-RPC signed record), which dominates idle CPU. A set changed by gossip is
+    no peer has announced our set to it since, and every QUIET_ANNOUNCE_EVERY rounds else. Each
+    announcement costs every peer a delivery (and the library's per-RPC signed record), which
+    dominates idle CPU. A set changed by gossip is
     no news: the peers got the same gossip. Announcing every such change made announcements
     grow with peers times events: at 32 peers on 2 cores, 2,700 announcements for 187 events,
     95 % of what each peer received."""
@@ -117,9 +118,12 @@ class Cadence:
     ) -> bool:
         """One round (``period`` seconds long): announce now? Records the announcement if so."""
         changed = digest != self.last and (published != self.published or not self.last)
-        lagging = self.lagging(now, held, peers, period)
+        lag_at = self.lagging(now, held, peers, period)
         self.quiet_rounds = 0 if changed else self.quiet_rounds + 1
-        every = DISAGREE_ANNOUNCE_EVERY if lagging else QUIET_ANNOUNCE_EVERY
+        # a lagging peer that a peer has announced our very set to since has been told (the
+        # suppression of Trickle, RFC 6206): the quiet cadence is enough
+        told = lag_at is not None and any(h.digest == digest and h.at > lag_at for h in peers.values())
+        every = DISAGREE_ANNOUNCE_EVERY if lag_at is not None and not told else QUIET_ANNOUNCE_EVERY
         if not changed and self.quiet_rounds % every:
             return False
         self.announced(digest, published)
@@ -129,19 +133,21 @@ class Cadence:
         """Our set ``digest`` went out (an announcement, or with an event we published)."""
         self.last, self.published = digest, published
 
-    def lagging(self, now: float, held: int, peers: dict[str, _Heard], period: float) -> bool:
-        """Some peer announced, recently, fewer events than we held a round (``period``) before
-        it announced: gossip had its chance and that peer still lacks what we hold (only our
-        announcement lets it find out). A peer a moment behind, with our newest events in
-        flight, does not count; a peer ahead of us learns nothing from us (we pull from it)."""
+    def lagging(self, now: float, held: int, peers: dict[str, _Heard], period: float) -> float | None:
+        """When some peer last announced, recently, fewer events than we held a round
+        (``period``) before it announced (None: none did): gossip had its chance and that peer
+        still lacks what we hold (only an announcement lets it find out). A peer a moment
+        behind, with our newest events in flight, does not count; a peer ahead of us learns
+        nothing from us (we pull from it)."""
         self.held.append((now, held))
         while len(self.held) > 1 and self.held[1][0] < now - PEER_HAVE_FRESH - 2 * period:
             self.held.pop(0)
+        latest: float | None = None
         for h in peers.values():
             before = [n for t, n in self.held if t <= h.at - period]
             if now - h.at < PEER_HAVE_FRESH and before and h.n < max(before):
-                return True
-        return False
+                latest = h.at if latest is None else max(latest, h.at)
+        return latest
 
 
 class AntiEntropy:
