@@ -154,3 +154,24 @@ def test_hostile_messages_are_dropped_and_counted() -> None:
     for node in swarm.nodes.values():
         assert stranger.peer_id not in node.plan().roles
         assert sum(node.counters.dropped.values()) >= 4
+
+
+@pytest.mark.parametrize(("decomposers", "proposers"), [(3, 3), (6, 4)])
+def test_up_to_four_decomposers_compete_at_the_root_every_strategy_first(
+    decomposers: int, proposers: int
+) -> None:
+    """Every decomposer proposed at the root: at 64 peers, 21 proposals and 21 scorers' 441 votes
+    had to reach every peer before a ballot. Now at most ROOT_RIVALS seats compete there, each
+    strategy's first seat before any second; below the root, two."""
+    from specswarm.swarm.roles.base import ROOT_RIVALS
+
+    spec = swarm_spec(decomposers=decomposers)
+    digest, swarm, _ = trio.run(lambda: run_local(spec, ScriptedModel, seed=3))
+    plan = next(iter(swarm.nodes.values())).plan()
+    assert plan.complete and plan.root is not None
+    authors = {p.author for p in plan.root.proposals}
+    assert len(authors) == proposers <= ROOT_RIVALS
+    assert {plan.strategies[a] for a in authors} == {"by place", "by day", "by theme"}
+    for n in plan.nodes.values():
+        if n.depth > 0 and n.proposals:
+            assert len({p.author for p in n.proposals}) <= 2, n.id

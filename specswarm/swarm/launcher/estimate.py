@@ -17,7 +17,7 @@ from statistics import mean
 from specswarm.plan import Plan
 from specswarm.plan.views import NodeView
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import RIVALS
+from specswarm.swarm.roles.base import RIVALS, ROOT_RIVALS
 
 
 def _spent(n: NodeView) -> int:
@@ -47,7 +47,8 @@ def calls_left(plan: Plan, spec: GoalSpec) -> float:
         if n.leaf:
             left += 0 if n.result is not None else 1
         elif not n.accepted:
-            cost = decs * (1 + scorers) if n.parent is None else split_cost  # every decomposer at the root
+            root = max(1, min(decs, ROOT_RIVALS)) * (1 + scorers)  # up to ROOT_RIVALS at the root
+            cost = root if n.parent is None else split_cost
             left += max(1.0, cost - _spent(n)) + below(n.depth)
     return left
 

@@ -37,7 +37,20 @@ def spread(*parts: str) -> int:
 
 
 RIVALS = 2
-"""Decomposers that compete on a node below the root (every decomposer competes at the root)."""
+"""Decomposers that compete on a node below the root."""
+ROOT_RIVALS = 4
+"""Decomposers that compete at the root: every one in a swarm of up to this many, and in a
+larger one this many seats, every strategy's first seat before any second (more when the spec
+declares more strategies: each gets a seat). Every decomposer of a 21-decomposer swarm proposed
+at the root, and with 21 scorers the root's 441 votes had to reach every peer before a ballot."""
+
+
+def rivals_at(plan: Plan, node_id: str) -> int:
+    """How many decomposer seats compete on ``node_id``: :data:`ROOT_RIVALS` at the root (or one
+    per declared strategy, if more), :data:`RIVALS` below it."""
+    if node_id != ROOT:
+        return RIVALS
+    return max(ROOT_RIVALS, len(set(declared_strategies(plan))))
 
 
 def content_path(plan: Plan, node_id: str) -> str:
@@ -66,7 +79,7 @@ def declared_strategies(plan: Plan) -> list[str]:
 
 
 def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
-    """The :data:`RIVALS` decomposer seats that split ``node_id`` below the root, as
+    """The decomposer seats (:func:`rivals_at`) that split ``node_id``, as
     (strategy, rank among that strategy's peers). They come from the spec's declared seats, not
     from the joins this peer has heard: a peer that has not yet heard every join (gossip drops
     some; anti-entropy brings them later) still picks the same rivals as the rest. Strategies
@@ -76,19 +89,17 @@ def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
     key = content_path(plan, node_id)
     seats = {s: declared.count(s) for s in declared}
     ranked = sorted(((k, spread(key, s), s) for s, m in seats.items() for k in range(m)))
-    return [(s, k) for k, _, s in ranked[:RIVALS]]
+    return [(s, k) for k, _, s in ranked[: rivals_at(plan, node_id)]]
 
 
 def owners_of(plan: Plan, node_id: str, slots: list[tuple[str, int]] | None = None) -> list[str]:
-    """The decomposers responsible for splitting ``node_id``: all of them at the root, else the
-    peers in its :func:`owner_slots`: the work spreads, the rivals differ, and the same plan
+    """The decomposers responsible for splitting ``node_id``: the peers in its
+    :func:`owner_slots`: the work spreads, the rivals differ, and the same plan
     gets the same strategies on every run (what a node is asked depends on its content, not on
     the run's peer ids or on which joins arrived first). A strategy's peers are ranked by a
     hash of (content path, peer); a seat whose peer this peer has not heard of is left out.
     ``slots``: the node's :func:`owner_slots`, when the caller has them already."""
     decs = sorted(p for p, r in plan.roles.items() if r == "decomposer")
-    if node_id == ROOT:
-        return decs
     key = content_path(plan, node_id)
     owners = []
     for strategy, rank in owner_slots(plan, node_id) if slots is None else slots:

@@ -1,9 +1,9 @@
 """The decomposer: proposes splits of accepted, unsplit nodes, and revises rejected ones.
 
-All decomposers compete at the root; below it two of them per node, with different
-strategies (chosen by hashing what the node is about with each strategy:
-:func:`~specswarm.swarm.roles.base.owners_of`), propose rival splits; anyone else takes over
-only once both owners are gone, or neither has proposed within the takeover window.
+Up to four decomposers compete at the root (every strategy's first seat first); below it two
+of them per node, with different strategies (chosen by hashing what the node is about with
+each strategy: :func:`~specswarm.swarm.roles.base.owners_of`), propose rival splits; anyone
+else takes over only once the owners are gone, or none has proposed within the takeover window.
 
 What a decomposer is asked, and how it checks its split before proposing, depends only on
 the node's ancestors and the stages beside its branch (fixed once their parents were split),
@@ -23,7 +23,7 @@ import trio
 from specswarm.model.base import Model
 from specswarm.plan import critics
 from specswarm.plan.rules import chain_ended
-from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView
+from specswarm.plan.views import NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
 from specswarm.swarm.roles.base import (
     UNHEARD,
@@ -53,14 +53,12 @@ class Decomposer(ModelRole):
         """node id -> calls for its split that gave up (each next one is asked another way)."""
 
     def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
-        """Root: everyone competes. Elsewhere: the node's two owners; anyone else only once no
-        proposal of it is alive and both owners are gone, or neither has proposed within the
+        """The node's owners (up to four at the root, two below it); anyone else only once no
+        proposal of it is alive and its owners are gone, or none has proposed within the
         takeover window (a live owner queued behind the machine's other generations keeps its
         node that long). An owner that has proposed keeps the node: its chain of revisions runs
         out into the fold's fallback, the best rejected split (a newcomer would restart that
         chain, and make the plan depend on timing)."""
-        if n.id == ROOT:
-            return True
         slots = owner_slots(plan, n.id)
         owners = owners_of(plan, n.id, slots)
         first = self.seen(n.id)

@@ -100,7 +100,7 @@ class Scorer(ModelRole):
                 settled.add(author)
         slots = owner_slots(plan, n.id)
         owners = owners_of(plan, n.id, slots)
-        expected = spec.roles.decomposer.count if n.depth == 0 else len(slots)
+        expected = len(slots)
         # gone: unheard for the grace period, counted from when this scorer started at most
         # (nodes are judged in turn: a dead peer is not waited for again at every node)
         since = self.seen("run")
