@@ -99,10 +99,9 @@ class Cadence:
     a peer lags behind what it held a round before (:meth:`lagging`: repair is under way) and
     no peer has announced our set to it since, and every QUIET_ANNOUNCE_EVERY rounds else. Each
     announcement costs every peer a delivery (and the library's per-RPC signed record), which
-    dominates idle CPU. A set changed by gossip is
-    no news: the peers got the same gossip. Announcing every such change made announcements
-    grow with peers times events: at 32 peers on 2 cores, 2,700 announcements for 187 events,
-    95 % of what each peer received."""
+    dominates idle CPU. A set changed by gossip is no news: the peers got the same gossip.
+    Announcing every such change made announcements grow with peers times events: at 32 peers
+    on 2 cores, 2,700 announcements for 187 events, 95 % of what each peer received."""
 
     def __init__(self) -> None:
         self.last = ""

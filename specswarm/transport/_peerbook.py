@@ -2,10 +2,10 @@
 
 Peers learn each other's addresses three ways — bootstrap addresses, the
 peer-exchange protocol, mDNS — and the dialer tries known peers it is not
-connected to, with exponential backoff, until it has its target of connections. Bootstrap and mDNS peers are
-*sticky* (tried forever, with a short backoff cap: the peer may start after us);
-peers learned by exchange are forgotten after failing for ``forget_after``
-seconds, so a dead peer is not redialled forever.
+connected to, with exponential backoff, until it has its target of connections.
+Bootstrap and mDNS peers are *sticky* (tried forever, with a short backoff cap:
+the peer may start after us); peers learned by exchange are forgotten after
+failing for ``forget_after`` seconds, so a dead peer is not redialled forever.
 """
 
 from __future__ import annotations
