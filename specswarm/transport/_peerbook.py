@@ -87,7 +87,8 @@ class PeerBook:
             return due
         sticky = [p for p in due if self.peers[p].sticky]
         rest = [p for p in due if not self.peers[p].sticky]
-        return (sticky + random.sample(rest, len(rest)))[: max(0, room)]
+        picked = sticky + random.sample(rest, min(len(rest), max(0, room - len(sticky))))
+        return picked[: max(0, room)]
 
     def next_due(self, connected: set[str]) -> float | None:
         """The earliest ``next_try`` among peers we are not connected to."""

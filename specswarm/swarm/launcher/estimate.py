@@ -42,13 +42,13 @@ def calls_left(plan: Plan, spec: GoalSpec) -> float:
             return fanout  # leaves: one execution each
         return fanout * (split_cost + below(depth + 1))
 
+    root_cost = max(1, min(decs, ROOT_RIVALS)) * (1 + scorers)  # up to ROOT_RIVALS at the root
     left = 0.0
     for n in plan.walk():
         if n.leaf:
             left += 0 if n.result is not None else 1
         elif not n.accepted:
-            root = max(1, min(decs, ROOT_RIVALS)) * (1 + scorers)  # up to ROOT_RIVALS at the root
-            cost = root if n.parent is None else split_cost
+            cost = root_cost if n.parent is None else split_cost
             left += max(1.0, cost - _spent(n)) + below(n.depth)
     return left
 

@@ -45,14 +45,6 @@ declares more strategies: each gets a seat). Every decomposer of a 21-decomposer
 at the root, and with 21 scorers the root's 441 votes had to reach every peer before a ballot."""
 
 
-def rivals_at(plan: Plan, node_id: str) -> int:
-    """How many decomposer seats compete on ``node_id``: :data:`ROOT_RIVALS` at the root (or one
-    per declared strategy, if more), :data:`RIVALS` below it."""
-    if node_id != ROOT:
-        return RIVALS
-    return max(ROOT_RIVALS, len(set(declared_strategies(plan))))
-
-
 def content_path(plan: Plan, node_id: str) -> str:
     """What ``node_id`` is about, independent of the run: the titles from the root down to it
     (node ids derive from proposal ids, which differ in every run)."""
@@ -79,7 +71,8 @@ def declared_strategies(plan: Plan) -> list[str]:
 
 
 def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
-    """The decomposer seats (:func:`rivals_at`) that split ``node_id``, as
+    """The decomposer seats that split ``node_id`` (:data:`RIVALS`; at the root
+    :data:`ROOT_RIVALS`, or one per declared strategy if more), as
     (strategy, rank among that strategy's peers). They come from the spec's declared seats, not
     from the joins this peer has heard: a peer that has not yet heard every join (gossip drops
     some; anti-entropy brings them later) still picks the same rivals as the rest. Strategies
@@ -89,7 +82,8 @@ def owner_slots(plan: Plan, node_id: str) -> list[tuple[str, int]]:
     key = content_path(plan, node_id)
     seats = {s: declared.count(s) for s in declared}
     ranked = sorted(((k, spread(key, s), s) for s, m in seats.items() for k in range(m)))
-    return [(s, k) for k, _, s in ranked[: rivals_at(plan, node_id)]]
+    rivals = RIVALS if node_id != ROOT else max(ROOT_RIVALS, len(seats))
+    return [(s, k) for k, _, s in ranked[:rivals]]
 
 
 def owners_of(plan: Plan, node_id: str, slots: list[tuple[str, int]] | None = None) -> list[str]:
