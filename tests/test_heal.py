@@ -227,7 +227,7 @@ def test_a_port_left_in_time_wait_by_a_dead_peer_is_free_again_but_a_listened_on
 def test_the_peers_have_longer_to_agree_in_a_swarm_wider_than_the_announcers() -> None:
     """Repairs wait for announcements, which thin out as the swarm grows: at 32 peers a join was
     still missing at one peer when the launcher's 15 s ran out."""
-    from specswarm.swarm.antientropy import ANNOUNCERS
+    from specswarm.swarm.cadence import ANNOUNCERS
     from specswarm.swarm.launcher.watch import AGREE_GRACE, agree_grace
 
     assert agree_grace(4) == agree_grace(ANNOUNCERS) == AGREE_GRACE

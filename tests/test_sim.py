@@ -10,7 +10,8 @@ from specswarm.protocol.bodies import JoinBody
 from specswarm.protocol.events import make_event, make_run_event
 from specswarm.protocol.identity import Identity
 from specswarm.spec import spec_from_json
-from specswarm.swarm.antientropy import ANNOUNCERS, GONE_GRACE, AntiEntropy
+from specswarm.swarm.antientropy import GONE_GRACE, AntiEntropy
+from specswarm.swarm.cadence import ANNOUNCERS
 from specswarm.swarm.node import Node, topic_for
 from specswarm.swarm.wire import encode_event
 from specswarm.testing.sim import SimConfig, run_simulation
@@ -117,6 +118,7 @@ def test_announcements_thin_out_and_the_gone_grace_grows_with_the_swarm() -> Non
     class _Plan:
         def __init__(self, n: int) -> None:
             self.roles = {f"p{i}": "executor" for i in range(n)}
+            self.spec = None  # no run event: the joins alone say how large the swarm is
 
     class _State:
         def __init__(self, n: int) -> None:

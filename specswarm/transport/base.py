@@ -50,6 +50,8 @@ class TransportStats:
     """Requests we sent (successful or not)."""
     requests_failed: int = 0
     """Requests that raised :class:`~specswarm.errors.TransportError`."""
+    broken_closed: int = 0
+    """Connections we closed because a request found them broken (the remote had reset them)."""
 
     def to_json(self) -> dict[str, int]:
         """The counters as a plain dict (for logs and progress lines)."""

@@ -19,7 +19,7 @@ import trio
 from specswarm.errors import RunError
 from specswarm.plan import FoldState, Plan
 from specswarm.protocol.events import admit
-from specswarm.swarm.antientropy import spread
+from specswarm.swarm.cadence import spread
 from specswarm.swarm.launcher import models
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
