@@ -29,12 +29,11 @@ from tests.swarmkit import swarm_spec
 
 
 class Recorder:
-    def __init__(self, connected: tuple[str, ...] = ("other",)) -> None:
+    def __init__(self) -> None:
         self.published: list[bytes] = []
-        self.connected = list(connected)
 
     def peers(self) -> list[str]:
-        return self.connected
+        return ["other"]
 
     async def publish(self, data: bytes) -> None:
         self.published.append(data)
@@ -99,25 +98,12 @@ def test_a_quiet_agreeing_node_announces_once_in_five_rounds_and_a_disagreeing_o
     assert counters.announces == len(transport.published)
 
 
-def test_only_a_lagging_neighbour_makes_a_node_announce_sooner() -> None:
-    """A lagging peer we hold no connection to pulls from its own neighbours (they announce to
-    it): at 64 peers in 8 processes a lagging peer somewhere kept every peer on the faster
-    cadence (1,800 announcements for 209 events)."""
-    transport = Recorder(connected=("a neighbour",))
-    sync = _sync(transport, NodeCounters(), peers=ANNOUNCERS)
-    _rounds(sync, transport, 1, disagree=False)
-    far = _rounds(sync, transport, 100, disagree=True)  # "other" lags, and is not connected
-    every = cadence.QUIET_ANNOUNCE_EVERY
-    assert 100 / every * 0.7 <= far <= 100 / every * 1.4
-    transport.connected.append("other")
-    near = _rounds(sync, transport, 100, disagree=True)
-    assert near >= 100 / cadence.DISAGREE_ANNOUNCE_EVERY * 0.7
-
-
 def test_in_a_large_swarm_each_cadence_is_stretched_by_peers_over_announcers() -> None:
-    """4 * ANNOUNCERS peers: a round between two chances to announce is 4 intervals, so a quiet
-    node announces once in 20 intervals and a disagreeing one once in 8; a change of our own
-    set is announced at the next chance (within about 4 intervals), not after the cadence."""
+    """4 * ANNOUNCERS peers: a round between two chances to announce is 4 intervals, so a node
+    announces once in 20 intervals, and no sooner while a peer lags: at 64 peers in 8 processes a
+    lagging peer somewhere kept every peer on the faster cadence (1,436 announcements for 310
+    events, each delivered to every peer; no convergence in 7 minutes). A change of our own set
+    is announced at the next chance (within about 4 intervals), not after the cadence."""
     transport = Recorder()
     counters = NodeCounters()
     sync = _sync(transport, counters, peers=4 * ANNOUNCERS)
@@ -125,9 +111,9 @@ def test_in_a_large_swarm_each_cadence_is_stretched_by_peers_over_announcers() -
     spread = 4 * cadence.QUIET_ANNOUNCE_EVERY
     quiet = _rounds(sync, transport, 400, disagree=False)
     assert 400 / spread * 0.7 <= quiet <= 400 / spread * 1.4
-    spread = 4 * cadence.DISAGREE_ANNOUNCE_EVERY
-    disagreeing = _rounds(sync, transport, 400, disagree=True)
+    disagreeing = _rounds(sync, transport, 400, disagree=True)  # no sooner: the quiet cadence
     assert 400 / spread * 0.7 <= disagreeing <= 400 / spread * 1.4
+    sync.cadence.quiet_rounds = 0  # a quiet announcement was just made
     sync.cadence.last = "a set we no longer hold"  # our set changed since the last one...
     assert _rounds(sync, transport, 6, disagree=False) == 0  # ...by gossip: every peer has it
     counters.published += 1  # we published an event (Node.publish counts it)

@@ -2,7 +2,7 @@
 
 Each node announces ``(count, set digest)`` on every event it publishes
 (:func:`gossip_event`), and on its own at the cadence of :mod:`specswarm.swarm.cadence` (sooner
-while a neighbour lags behind what it held; rounds stretched in a large swarm).
+while a peer lags behind what it held, in a small swarm; rounds stretched in a large one).
 Events a node got by gossip are not announced (every peer got the same gossip). A node that hears
 a peer holding more than it does, or as many but other events, waits one round (gossip still in
 flight arrives meanwhile) and, if the gap is still there, finds the ids it lacks by comparing
@@ -260,9 +260,9 @@ class AntiEntropy:
                 continue  # the observer never speaks; it still pulls when others announce
             digest = self.store.set_digest()
             period = self.period()
-            held, near = len(self.store), set(self.transport.peers())
+            hurry = self._spread() <= 1  # a small swarm: a lagging peer is told sooner
             if not self.cadence.due(
-                now, digest, held, self.counters.published, self._peer_have, period, near
+                now, digest, len(self.store), self.counters.published, self._peer_have, period, hurry
             ):
                 continue
             try:
