@@ -22,7 +22,7 @@ import trio
 
 from specswarm.errors import TransportError
 from specswarm.protocol.events import Event
-from specswarm.swarm.cadence import QUIET_ANNOUNCE_EVERY, Cadence, Heard, ahead_of, spread
+from specswarm.swarm.cadence import QUIET_ANNOUNCE_EVERY, Cadence, Heard, spread
 from specswarm.swarm.liveness import Liveness
 from specswarm.swarm.ranges import SUM_ROUNDS, Descent, Sum, decode_sum_reply, encode_sum_reply
 from specswarm.swarm.store import EventStore
@@ -260,7 +260,7 @@ class AntiEntropy:
                 continue  # the observer never speaks; it still pulls when others announce
             digest = self.store.set_digest()
             period = self.period()
-            hurry = self._spread() <= 1 or not ahead_of(now, len(self.store), self._peer_have)
+            hurry = self._spread() <= 1  # a small swarm: a lagging peer is told sooner
             if not self.cadence.due(
                 now, digest, len(self.store), self.counters.published, self._peer_have, period, hurry
             ):
