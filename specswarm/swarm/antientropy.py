@@ -6,8 +6,8 @@ while a peer lags behind what it held, in a small swarm; rounds stretched in a l
 Events a node got by gossip are not announced (every peer got the same gossip). A node that hears
 a peer holding more than it does, or as many but other events, waits one round (gossip still in
 flight arrives meanwhile) and, if the gap is still there, finds the ids it lacks by comparing
-range summaries with that peer, or with a neighbour that announced as much when the announcer
-is not one (:func:`pull_source`), (:mod:`specswarm.swarm.ranges`, not the whole inventory) and
+range summaries (:mod:`specswarm.swarm.ranges`, not the whole inventory) with that peer, or with
+a neighbour that announced as much when the announcer is not one (:func:`pull_source`), and
 fetches those events over request/response; one pull at a time. A node that joins late
 (or knows only one address) learns the run the same way, with ``hello``.
 """

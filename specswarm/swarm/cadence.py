@@ -24,6 +24,8 @@ def spread(peers: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Heard:
+    """A peer's latest announced set: ``n`` events with set digest ``digest``, heard at ``at``."""
+
     n: int
     digest: str
     at: float
@@ -34,11 +36,11 @@ class Cadence:
     announcement (or has never announced); otherwise, in a swarm of at most ANNOUNCERS peers,
     every DISAGREE_ANNOUNCE_EVERY rounds while a peer lags behind what it held a round before
     (:meth:`lagging`: repair is under way) and no peer has announced our set to it since, and
-    every QUIET_ANNOUNCE_EVERY rounds else. Each
-    announcement costs every peer a delivery (and the library's per-RPC signed record), which
-    dominates idle CPU. A set changed by gossip is no news: the peers got the same gossip.
-    Announcing every such change made announcements grow with peers times events: at 32 peers
-    on 2 cores, 2,700 announcements for 187 events, 95 % of what each peer received."""
+    every QUIET_ANNOUNCE_EVERY rounds else. Each announcement costs every peer a delivery (and
+    the library's per-RPC signed record), which dominates idle CPU. A set changed by gossip is no
+    news: the peers got the same gossip. Announcing every such change made announcements grow
+    with peers times events: at 32 peers on 2 cores, 2,700 announcements for 187 events, 95 % of
+    what each peer received."""
 
     def __init__(self) -> None:
         self.last = ""
@@ -68,7 +70,7 @@ class Cadence:
         missing after 7 minutes). The cost: a lost event is repaired at the quiet cadence (a
         join gossip lost at 32 peers was still missing at 31 of them when the plan converged)."""
         changed = digest != self.last and (published != self.published or not self.last)
-        lag_at = self.lagging(now, held, peers, period)
+        lag_at = self.lagging(now, held, peers, period)  # called either way: it keeps our history
         lag_at = lag_at if hurry else None
         self.quiet_rounds = 0 if changed else self.quiet_rounds + 1
         # a lagging peer that a peer has announced our very set to since has been told (the
