@@ -54,7 +54,7 @@ log = logging.getLogger("specswarm.swarm.node")
 ANNOUNCE_INTERVAL = 1.0
 GONE_GRACE = 3 * QUIET_ANNOUNCE_EVERY * ANNOUNCE_INTERVAL
 """Seconds without contact before a peer counts as gone (three quiet announcement periods); in a
-swarm of more than ``ANNOUNCERS`` peers, longer (:meth:`AntiEntropy.silence`)."""
+swarm of more than :data:`ANNOUNCERS` peers, longer (:meth:`AntiEntropy.silence`)."""
 SYNC_TIMEOUT = 30.0
 """Seconds an anti-entropy request may take: generous, because a CPU-starved peer (many
 processes on few cores) answers late, and a timed-out pull repairs nothing."""
