@@ -718,8 +718,14 @@ def test_stem_is_consistent() -> None:
         ("cities", "city"),
         ("planning", "plan"),
         ("weddings", "wedding"),
+        ("deletion", "delete"),
+        ("completion", "completed"),
+        ("revisions", "revise"),
+        ("selection", "select"),
     ]:
         assert cc.stem(a) == cc.stem(b), (a, b)
+    for a, b in [("action", "act"), ("nation", "nate")]:
+        assert cc.stem(a) != cc.stem(b), (a, b)  # too short to be a verb with -ion
 
 
 def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> None:
@@ -752,6 +758,26 @@ def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> No
         parent_depth=1,
     )
     assert good.passed, good.note  # "tests" is a part of it, not a generic head
+
+
+def test_a_noun_of_an_action_planned_elsewhere_repeats_it() -> None:
+    # seen with the embedded model: "Delete tasks" under the CLI stage and "Task deletion" under
+    # the task-management stage, the same requirement written twice
+    root = cc.Relative("Write a software specification for a command-line todo-list app", "ancestor")
+    cli = cc.Relative("Command-line interface", "sibling", depth=1, parent_title=root.title)
+    elsewhere = [
+        cc.Relative(t, "elsewhere", depth=2, parent_title=cli.title)
+        for t in ("List all tasks", "Delete tasks", "Mark a task as complete")
+    ]
+    bad = cc.check_repeats(
+        P("Task management"),
+        [P("Task creation"), P("Task deletion"), P("Task completion"), P("Recurring tasks")],
+        [root, cli, *elsewhere],
+        parent_depth=1,
+    )
+    assert not bad.passed, bad.note
+    assert bad.note.startswith('#2 "Task deletion" repeats "Delete tasks"'), bad.note
+    assert "creation" not in bad.note and "Recurring" not in bad.note
 
 
 def test_a_child_that_only_swaps_a_hedge_or_adds_measures_repeats_its_parent() -> None:

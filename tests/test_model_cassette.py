@@ -64,6 +64,7 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "fitted": 1,
         "redone": 0,
         "sharpened": 0,
+        "astray": 0,
         "off_task": 0,
         "repaired": 0,
         "varied": 0,

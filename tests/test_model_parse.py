@@ -9,6 +9,7 @@ import pytest
 from specswarm.model.parse import (
     Child,
     OutputError,
+    bare_title,
     cut_repeats,
     extract_facts,
     parse_children,
@@ -267,3 +268,32 @@ def test_a_numbered_task_label_gives_way_to_its_text() -> None:
     text = "- **Task 1:** Identify the devices that sync.\n- **Task 2:** Pick the folder sync tool."
     titles = [c.title for c in parse_children(text, min_children=2, max_children=5)]
     assert titles == ["Identify the devices that sync", "Pick the folder sync tool"]
+
+
+def test_a_note_to_the_writer_in_front_of_a_title_goes() -> None:
+    # seen with the embedded model on a software spec: siblings "Describe how to list all
+    # tasks" / "Describe how to view tasks with specific tags" / "Provide instructions on how
+    # to delete tasks" -- the heading of each part is what follows "how to"
+    text = """\
+        - Describe how to list all tasks: with or without completed ones
+        - Provide instructions on how to delete tasks
+        - Specify how a user can mark a task as complete
+        - Describe the data model: fields of a task
+        - Explain how to
+        """
+    assert titles(parse(text, parent_title="CLI", goal="Write a spec")) == [
+        "List all tasks",
+        "Delete tasks",
+        "Mark a task as complete",
+        "Describe the data model",
+        "Explain how to",
+    ]
+    assert parse(text, parent_title="CLI", goal="Write a spec")[0].detail == "with or without completed ones"
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Visit Kyoto", "How to pack for Hokkaido", "Explain pricing", "Show times in Osaka", "Describe"],
+)
+def test_titles_without_a_note_to_the_writer_are_kept(title: str) -> None:
+    assert bare_title(title) == title

@@ -34,10 +34,13 @@ class TaskCounts:
     fitted: int = 0
     """Splits whose sum facts (e.g. days) were rescaled in code to meet a declared total."""
     redone: int = 0
-    """Leaf results written again: they repeated a sibling leaf's result, broke the leaf's facts
-    or were general advice (``sharpened``)."""
+    """Leaf results written again: they repeated a sibling leaf's result, broke the leaf's facts,
+    did only sibling leaves' tasks (``astray``) or were general advice (``sharpened``)."""
     sharpened: int = 0
     """Of ``redone``: results asked again for names, numbers and times (mostly general advice)."""
+    astray: int = 0
+    """Of ``redone``: results whose every item did a sibling leaf's task, none their own
+    (siblings' results are written in parallel, so such a result is often not yet a repeat)."""
     off_task: int = 0
     """Items of leaf results left out because they did a sibling leaf's task instead of their own
     (:func:`~specswarm.plan.critics.keep_on_task`)."""
@@ -66,6 +69,7 @@ class TaskCounts:
             "fitted": self.fitted,
             "redone": self.redone,
             "sharpened": self.sharpened,
+            "astray": self.astray,
             "off_task": self.off_task,
             "repaired": self.repaired,
             "varied": self.varied,

@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from specswarm.model.titles import bare_title
 from specswarm.plan.critics import near_duplicate
 from specswarm.protocol.bodies import Child as Child
 
@@ -317,7 +318,8 @@ def parse_children(
     children: list[Child] = []
     dropped: list[str] = []
     for title, detail, facts in raw:
-        title, detail = trim_words(title.rstrip(".:;,"), MAX_TITLE), trim_words(detail, MAX_DETAIL)
+        title = trim_words(bare_title(title.rstrip(".:;,")), MAX_TITLE)
+        detail = trim_words(detail, MAX_DETAIL)
         echo = _FORMAT_ECHO.match(title)
         if echo or any(p and near_duplicate(title, p) for p in (parent_title, goal)):
             dropped.append(f"{title!r} {'echoes the answer format' if echo else 'only repeats the goal'}")

@@ -49,7 +49,7 @@ from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
 from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
-from specswarm.plan.critics.wording import concrete_share, keep_on_task, topic_hits, vague_result
+from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -328,17 +328,24 @@ def execute(
     """Carry out ``leaf``; return the cleaned output text.
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
-    that mostly repeats one of ``sibling_results``, or that its facts rule out ("Day 3" for a
-    two-day task: :func:`contradicted_facts`), is written once more (:func:`redo`). So is one
+    that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
+    two-day task: :func:`contradicted_facts`) or whose every item does a sibling's task
+    (:func:`~specswarm.plan.critics.wording.off_task`; counted: ``astray``) is written once
+    more (:func:`redo`). So is one
     that is mostly general advice, naming no place, name, number or time
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
     first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
-    output = _write(model, _Ask(spec, leaf, ancestors, siblings), tally)
+    ask = _Ask(spec, leaf, ancestors, siblings)
+    output = _write(model, ask, tally)
     repeated = repeats_of(output, sibling_results)
     broken = contradicted_facts(output, leaf.facts)
-    if repeated or broken:
-        return redo(model, spec, leaf, ancestors, [*broken, *repeated], siblings=siblings, counts=tally)
+    # _write kept a result whose every item does a sibling's task whole: nothing of its own is left
+    astray = off_task(output, leaf.title, [s.title for s in siblings], _context(ask))
+    tally.astray += bool(astray)
+    if repeated or broken or astray:
+        avoid = [*broken, *repeated, *astray]
+        return redo(model, spec, leaf, ancestors, avoid, siblings=siblings, counts=tally)
     vague = vague_result(output)
     if not vague:
         return output
@@ -371,10 +378,14 @@ def redo(
 def _write(model: Model, ask: _Ask, tally: TaskCounts) -> str:
     """The leaf's result, without the items that do a sibling leaf's task (counted: ``off_task``)."""
     text = _attempts(model, "execute", ask, partial(parse_execution, goal=ask.spec.goal), tally)
-    context = [ask.spec.goal, *(a.title for a in ask.ancestors)]
-    kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], context)
+    kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], _context(ask))
     tally.off_task += dropped
     return kept
+
+
+def _context(ask: _Ask) -> list[str]:
+    """What every leaf of the group shares: the goal and the leaf's ancestors' titles."""
+    return [ask.spec.goal, *(a.title for a in ask.ancestors)]
 
 
 MAX_AVOID = 8

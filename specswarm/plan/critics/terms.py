@@ -58,6 +58,9 @@ def stem(word: str) -> str:
             if len(w) >= 2 and w[-1] == w[-2] and w[-1] not in "aeiouls":
                 w = w[:-1]
             break
+    else:
+        if w.endswith(("tion", "sion")) and len(w) >= 7:
+            w = w[:-3]  # deletion/delete, completion/complete, revision/revise
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]
     return w
