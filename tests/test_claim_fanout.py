@@ -273,3 +273,20 @@ def test_a_leaf_waiting_for_its_earlier_sibling_counts_its_turns_from_when_it_is
     seen = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     # counted from its appearance, its turn would have come at rank windows, before the last act
     assert [claimed for _, claimed in seen] == [[], [], [], [second]]
+
+
+def test_a_claimant_in_a_swarm_whose_round_exceeds_the_claim_timeout_is_not_superseded() -> None:
+    """The settle window follows the swarm's round, which grows with the swarm (125 s at 1,000
+    peers). With the window longer than the claim timeout (60 s in the simulation) every claim
+    was taken over while its holder still settled, and the holder then found it had lost: 1,000
+    simulated peers never converged (40 claims, 4 results for 9 leaves). The window is capped
+    well below the timeout, and the timeout counts from the end of the holder's window."""
+    plan, _, ranked = _two_leaves(busy_first=True)
+    ex = Executor(None, settle_seconds=0.3, claim_timeout=60.0)
+    huge = FakeNode(ranked[2], plan, period=125.0)
+    assert ex._window(huge) == 15.0  # type: ignore[arg-type]
+    # 40 peers announcing every 15 s: a round of 75 s, past the simulation's 60 s claim timeout
+    r = run_simulation(swarm_spec(), SimConfig(peers=40, depth=2, announce_interval=15.0))
+    assert r.converged and r.share_final == 1.0, (r.seconds, r.kinds)
+    leaves = len(r.plan.leaves()) if r.plan else 0
+    assert r.kinds["result"] == leaves and r.kinds["claim"] <= 2 * leaves, r.kinds

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("specswarm.swarm.roles")
 
+CLAIM_WINDOWS = 4
+"""A rank's wait and a claimant's settle window are at most claim_timeout / CLAIM_WINDOWS."""
+
 
 class Executor(ModelRole):
     name = "executor"
@@ -66,7 +69,9 @@ class Executor(ModelRole):
         if holder == node.peer_id:
             return False
         first = self.seen(claim_id)
-        if trio.current_time() - first > self.claim_timeout:
+        # the holder settles for a window (_claim_and_run) before it starts: the timeout
+        # counts from then, or every claim in a large swarm timed out while settling
+        if trio.current_time() - first > self.claim_timeout + self._window(node):
             return True
         return node.peer_gone(holder, since=first, grace=self.gone_seconds)
 
@@ -105,7 +110,11 @@ class Executor(ModelRole):
         round. Gossip takes longer to reach every peer there: at 32 peers on 2 cores (settle
         0.3 s) every executor claimed and ran the same leaf within 3 s, 75 results for 9 leaves."""
         period = node.sync.period()
-        return max(self.settle, period) if period > node.sync.announce_interval() else self.settle
+        if period <= node.sync.announce_interval():
+            return self.settle
+        # bounded well below the claim timeout: a round grows with the swarm (125 s at 1,000
+        # peers), and a claimant settling longer than claim_timeout was superseded before it ran
+        return max(self.settle, min(period, self.claim_timeout / CLAIM_WINDOWS))
 
     def _turns(
         self, node: Node, plan: Plan, open_leaves: list[NodeView], now: float
