@@ -331,10 +331,9 @@ def execute(
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
     two-day task: :func:`contradicted_facts`) or whose every item does a sibling's task
     (:func:`~specswarm.plan.critics.wording.off_task`; counted: ``astray``) is written once
-    more (:func:`redo`). So is one
-    that is mostly general advice, naming no place, name, number or time
-    (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
-    first kept or names none of its own task's words (:func:`topic_hits`)."""
+    more (:func:`redo`). So is one that is mostly general advice, naming no place, name,
+    number or time (:func:`vague_result`); of the two, the more concrete is kept, unless it
+    breaks a rule the first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _write(model, ask, tally)

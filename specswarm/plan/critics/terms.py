@@ -38,7 +38,7 @@ TOKEN = re.compile(r"`[^`]+`|[^\W_](?:[\w]|[-'’.&](?=[^\W_]))*", re.UNICODE)
 @lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light, consistent stemmer: booking/booked/book, temples/temple, hiking/hike,
-    organization/organize, cities/city all meet."""
+    organization/organize, deletion/delete, cities/city all meet."""
     w = word.lower()
     for poss in ("'s", "’s"):
         if w.endswith(poss):
@@ -58,7 +58,7 @@ def stem(word: str) -> str:
             if len(w) >= 2 and w[-1] == w[-2] and w[-1] not in "aeiouls":
                 w = w[:-1]
             break
-    else:
+    else:  # no suffix above: a noun of an action meets its verb
         if w.endswith(("tion", "sion")) and len(w) >= 7:
             w = w[:-3]  # deletion/delete, completion/complete, revision/revise
     if w.endswith("e") and len(w) > 3:

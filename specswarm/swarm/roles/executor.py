@@ -108,7 +108,9 @@ class Executor(ModelRole):
         it: the settle window, or, where the swarm's round (:meth:`AntiEntropy.period`) is
         stretched beyond one announcement interval (more than ANNOUNCERS peers), at least that
         round. Gossip takes longer to reach every peer there: at 32 peers on 2 cores (settle
-        0.3 s) every executor claimed and ran the same leaf within 3 s, 75 results for 9 leaves."""
+        0.3 s) every executor claimed and ran the same leaf within 3 s, 75 results for 9 leaves.
+        At most ``claim_timeout / CLAIM_WINDOWS``: a claimant waits this long before it runs the
+        leaf, and a window past the claim timeout let every claim be superseded first."""
         period = node.sync.period()
         if period <= node.sync.announce_interval():
             return self.settle
