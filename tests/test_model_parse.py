@@ -9,7 +9,6 @@ import pytest
 from specswarm.model.parse import (
     Child,
     OutputError,
-    bare_title,
     cut_repeats,
     extract_facts,
     parse_children,
@@ -18,6 +17,7 @@ from specswarm.model.parse import (
     strip_markdown,
     trim_words,
 )
+from specswarm.model.titles import bare_title
 
 GOAL = "Plan a two-week trip to Japan"
 
