@@ -264,6 +264,35 @@ def test_the_answer_formats_placeholder_is_no_part() -> None:
     ]
 
 
+def test_parts_written_as_labelled_fields_are_read_as_parts() -> None:
+    # seen with the embedded model on a conference spec: the format line's words used as the
+    # labels of each part's fields, one line per field; read as "the model gave no usable
+    # answer" (every title "Short title") three times over for one node
+    text = (
+        "- Short title: Confirm speaker attendance for all invited speakers\n"
+        "- Sentence of concrete detail: Review the list of invited speakers.\n"
+        "- Weeks: 1; This task is directly related to the overall goal.\n\n"
+        "- Short title: Review speaker availability\n"
+        "- Sentence of concrete detail: Check each speaker's dates by email.\n"
+        "- Weeks: 2\n\n"
+        "- Short title: Book speaker travel\n"
+        "- Concrete detail: Flights and two hotel nights per speaker.\n"
+        "- Weeks: 1; Travel is booked once the dates are confirmed.\n\n"
+        "- Short title:\n"
+    )
+    children = parse_children(
+        text, min_children=2, max_children=5, parent_title="Confirm speaker attendance", fact_fields=["weeks"]
+    )
+    assert [(c.title, c.detail, c.facts) for c in children] == [
+        ("Review speaker availability", "Check each speaker's dates by email.", {"weeks": 2}),
+        ("Book speaker travel", "Flights and two hotel nights per speaker.", {"weeks": 1}),
+    ]
+    # without a labelled title, a line stating a fact stays what it was
+    plain = "- Venue: book the hall (weeks: 2)\n- Catering: order lunch (weeks: 1)"
+    facts = [c.facts for c in parse_children(plain, min_children=2, max_children=5, fact_fields=["weeks"])]
+    assert facts == [{"weeks": 2}, {"weeks": 1}]
+
+
 def test_a_numbered_task_label_gives_way_to_its_text() -> None:
     text = "- **Task 1:** Identify the devices that sync.\n- **Task 2:** Pick the folder sync tool."
     titles = [c.title for c in parse_children(text, min_children=2, max_children=5)]

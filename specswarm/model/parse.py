@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from specswarm.model.titles import bare_title
+from specswarm.model.titles import bare_title, labelled_records
 from specswarm.plan.critics import near_duplicate
 from specswarm.protocol.bodies import Child as Child
 
@@ -313,6 +313,7 @@ def parse_children(
             more, facts_more = extract_facts(strip_markdown(more), fields)
             title, detail = _split_title(cleaned)
             raw.append((title, _join([p for p in (detail, more) if p]), {**facts_more, **facts}))
+    raw = labelled_records(raw)
     if not raw:
         raise OutputError('no list found: write one part per line, starting with "- "')
     children: list[Child] = []

@@ -1,12 +1,16 @@
 """Titles as the model writes them, made into the headings of parts.
 
 A small model writes a part's title as a note to itself ("Describe how to list all tasks"); the
-parser (:mod:`specswarm.model.parse`) keeps what the part is about ("List all tasks").
+parser (:mod:`specswarm.model.parse`) keeps what the part is about ("List all tasks"). It also
+writes the answer format's own words as labels, one line per field of each part
+("- Short title: Review speaker availability" / "- Sentence of concrete detail: ..." /
+"- Weeks: 1"): :func:`labelled_records` reads those back as parts.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # "Describe how to list tasks", "Provide instructions on how users can delete a task": a note to
 # the writer in front of what the part is about
@@ -29,3 +33,55 @@ def bare_title(title: str) -> str:
         return title
     rest = m.group("rest")
     return rest[0].upper() + rest[1:]
+
+
+# the decompose format line "- Short title: one sentence of concrete detail", its words used as
+# the labels of fields
+_TITLE_LABEL = re.compile(r"^(?:short\s+|part\s+)?title$", re.I)
+_DETAIL_LABEL = re.compile(
+    r"^(?:(?:one\s+)?sentence(?:\s+of)?\s+)?(?:concrete\s+)?(?:detail|description)s?$", re.I
+)
+
+Item = tuple[str, str, dict[str, int | str]]
+
+
+def _label(text: str) -> str:
+    return text.strip(" .:;,")
+
+
+def _is_label(text: str) -> bool:
+    return bool(_TITLE_LABEL.match(_label(text)) or _DETAIL_LABEL.match(_label(text)))
+
+
+def _opens_record(title: str, detail: str) -> bool:
+    """A title label with a value of its own (not the format line echoed whole)."""
+    return bool(_TITLE_LABEL.match(_label(title))) and bool(detail.strip()) and not _is_label(detail)
+
+
+def labelled_records(items: Sequence[Item]) -> list[Item]:
+    """Parts written as labelled fields, read back as parts; other answers unchanged.
+
+    ``items`` are (title, detail, facts) as a list answer's lines give them. When the model
+    wrote the format's words as labels ("Short title: Review speaker availability"), each title
+    label with a value starts a part titled by it; a detail label's value is that part's
+    detail; a line that states facts ("Weeks: 1", and any remark after them) gives the part
+    those facts. Other lines stay parts of their own, and labels without a value of their own
+    (the format line written back whole) are left for the parser to drop as echoes. An answer
+    without a labelled title is returned as it is."""
+    if not any(_opens_record(t, d) for t, d, _ in items):
+        return list(items)
+    records: list[Item] = []
+    current: int | None = None
+    for title, detail, facts in items:
+        if _opens_record(title, detail):
+            records.append((detail.strip(), "", dict(facts)))
+            current = len(records) - 1
+        elif current is not None and _DETAIL_LABEL.match(_label(title)) and not records[current][1]:
+            head, _, known = records[current]
+            records[current] = (head, detail.strip(), {**known, **facts})
+        elif current is not None and facts and not set(facts) & set(records[current][2]):
+            head, old, known = records[current]
+            records[current] = (head, old, {**known, **facts})
+        else:
+            records.append((title, detail, facts))
+    return records
