@@ -277,6 +277,7 @@ def test_parts_written_as_labelled_fields_are_read_as_parts() -> None:
         "- Weeks: 2\n\n"
         "- Short title: Book speaker travel\n"
         "- Concrete detail: Flights and two hotel nights per speaker.\n"
+        "- Sentence of concrete detail: Economy class.\n"
         "- Weeks: 1; Travel is booked once the dates are confirmed.\n\n"
         "- Short title:\n"
     )

@@ -65,9 +65,9 @@ def labelled_records(items: Sequence[Item]) -> list[Item]:
     wrote the format's words as labels ("Short title: Review speaker availability"), each title
     label with a value starts a part titled by it; a detail label's value is that part's
     detail; a line that states facts ("Weeks: 1", and any remark after them) gives the part
-    those facts. Other lines stay parts of their own, and labels without a value of their own
-    (the format line written back whole) are left for the parser to drop as echoes. An answer
-    without a labelled title is returned as it is."""
+    those facts. Other lines stay parts of their own; a label that opens no part (the format
+    line written back whole, a second detail) is left out. An answer without a labelled title
+    is returned as it is."""
     if not any(_opens_record(t, d) for t, d, _ in items):
         return list(items)
     records: list[Item] = []
@@ -82,6 +82,6 @@ def labelled_records(items: Sequence[Item]) -> list[Item]:
         elif current is not None and facts and not set(facts) & set(records[current][2]):
             head, old, known = records[current]
             records[current] = (head, old, {**known, **facts})
-        else:
+        elif not _is_label(title):
             records.append((title, detail, facts))
     return records
