@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from specswarm.model.titles import bare_title, labelled_records
+from specswarm.model.titles import FORMAT_ECHO, bare_title, labelled_records
 from specswarm.plan.critics import near_duplicate
 from specswarm.protocol.bodies import Child as Child
 
@@ -51,7 +51,6 @@ _BULLET = re.compile(
 _SEPARATORS = (": ", " — ", " – ", " - ", " -- ", " | ", "; ")
 _LABEL = re.compile(r"^(?:step|part|phase|stage|item|option|task|point)\s*\d{1,2}$", re.I)
 # the answer format's own placeholder ("- Short title: one sentence of concrete detail") written back
-_FORMAT_ECHO = re.compile(r"^(?:short )?title$|^(?:one sentence of )?concrete(?: detail)?$", re.I)
 _FACT = re.compile(r"\(?\b([A-Za-z_]\w{0,30})\s*[:=]\s*(\d{1,6})\b\)?")
 
 
@@ -321,7 +320,7 @@ def parse_children(
     for title, detail, facts in raw:
         title = trim_words(bare_title(title.rstrip(".:;,")), MAX_TITLE)
         detail = trim_words(detail, MAX_DETAIL)
-        echo = _FORMAT_ECHO.match(title)
+        echo = FORMAT_ECHO.match(title)
         if echo or any(p and near_duplicate(title, p) for p in (parent_title, goal)):
             dropped.append(f"{title!r} {'echoes the answer format' if echo else 'only repeats the goal'}")
         elif any(near_duplicate(title, c.title) for c in children):

@@ -35,8 +35,10 @@ def bare_title(title: str) -> str:
     return rest[0].upper() + rest[1:]
 
 
-# the decompose format line "- Short title: one sentence of concrete detail", its words used as
-# the labels of fields
+# The decompose format line "- Short title: one sentence of concrete detail": its words written
+# back as a whole title (a part the parser drops), or used as the labels of fields.
+FORMAT_ECHO = re.compile(r"^(?:short )?title$|^(?:one sentence of )?concrete(?: detail)?$", re.I)
+"""A title that is only the format's words: no part."""
 _TITLE_LABEL = re.compile(r"^(?:short\s+|part\s+)?title$", re.I)
 _DETAIL_LABEL = re.compile(
     r"^(?:(?:one\s+)?sentence(?:\s+of)?\s+)?(?:concrete\s+)?(?:detail|description)s?$", re.I
@@ -50,7 +52,8 @@ def _label(text: str) -> str:
 
 
 def _is_label(text: str) -> bool:
-    return bool(_TITLE_LABEL.match(_label(text)) or _DETAIL_LABEL.match(_label(text)))
+    label = _label(text)
+    return bool(_TITLE_LABEL.match(label) or _DETAIL_LABEL.match(label))
 
 
 def _opens_record(title: str, detail: str) -> bool:
