@@ -10,6 +10,7 @@ a peer looks gone is :class:`~specswarm.swarm.liveness.Liveness`'s.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable
@@ -175,15 +176,21 @@ class Node:
             return
         last: tuple[str, int, bool, str] | None = None
         last_time = 0.0
-        while True:
-            plan = self.plan()
-            key = (plan.digest, len(self.state), plan.complete, repr(getattr(self.role, "doing", None)))
-            now = trio.current_time()
-            if key != last or now - last_time > 5:
-                self.on_status(self.status(plan))
-                last, last_time = key, now
-            await self.wait_changed(0.5)
-            await trio.sleep(0.2)
+        try:
+            while True:
+                plan = self.plan()
+                key = (plan.digest, len(self.state), plan.complete, repr(getattr(self.role, "doing", None)))
+                now = trio.current_time()
+                if key != last or now - last_time > 5:
+                    self.on_status(self.status(plan))
+                    last, last_time = key, now
+                await self.wait_changed(0.5)
+                await trio.sleep(0.2)
+        finally:
+            # stopped (a signal, the launcher done with it): a last line with the counters at
+            # the stop, so a report of an interrupted run counts the work it did
+            with contextlib.suppress(OSError):  # nobody reading any more
+                self.on_status(self.status())
 
     def status(self, plan: Plan | None = None) -> dict[str, Any]:
         plan = plan or self.plan()

@@ -67,6 +67,7 @@ async def start_peer(
     identity: Identity,
     strategy: str | None = None,
     learn: bool = False,
+    on_status: Callable[[dict[str, Any]], None] | None = None,
 ) -> Node:
     transport = swarm.network.add_peer(identity.peer_id)
     sig = admit(swarm.admission, swarm.run_event.run, identity.peer_id, role)
@@ -78,6 +79,7 @@ async def start_peer(
         run_event=None if learn else swarm.run_event,
         admission=sig,
         strategy=strategy,
+        on_status=on_status,
     )
     scope = trio.CancelScope()
 

@@ -25,11 +25,12 @@ from specswarm.swarm.launcher.heal import Seats
 from specswarm.swarm.launcher.procs import (
     PeerProc,
     PeerStatus,
+    StatusLines,
     begin_log,
     free_port,
     last_words,
     port_taken,
-    stop_process,
+    stop_reading,
     take_status,
     write_key_file,
     write_pid,
@@ -143,22 +144,23 @@ async def _spawn(group: Sequence[PeerProc], cmd: list[str]) -> PeerProcess:
 
 async def _supervise(group: Sequence[PeerProc], proc: PeerProcess) -> None:
     by_id = {p.identity.peer_id: p for p in group}
+
+    def take(line: bytes) -> None:
+        peer = _peer_of(line)
+        if peer in by_id:
+            take_status(by_id[peer], line)
+
+    assert proc.stdout is not None
+    lines = StatusLines(take)
     try:
-        assert proc.stdout is not None
-        buf = b""
         async for chunk in proc.stdout:
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                peer = _peer_of(line)
-                if peer in by_id:
-                    take_status(by_id[peer], line)
+            lines.feed(chunk)
         code = await proc.wait()
         for p in group:
             p.exited = code
     finally:
         with trio.CancelScope(shield=True):
-            await stop_process(proc)
+            await stop_reading(proc, lines)
             for p in group:
                 p.exited = proc.returncode if p.exited is None else p.exited
 

@@ -15,7 +15,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict, cast
@@ -261,20 +261,42 @@ def last_words(p: PeerProc, limit: int = 300) -> str:
 
 
 async def supervise(p: PeerProc, proc: PeerProcess) -> None:
-    """Keep ``p.status`` at its latest status line until it exits; when cancelled, stop it."""
+    """Keep ``p.status`` at its latest status line until it exits; when cancelled, stop it
+    (:func:`stop_reading`)."""
+    assert proc.stdout is not None
+    lines = StatusLines(lambda line: take_status(p, line))
     try:
-        assert proc.stdout is not None
-        buf = b""
         async for chunk in proc.stdout:
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                take_status(p, line)
+            lines.feed(chunk)
         p.exited = await proc.wait()
     finally:
         with trio.CancelScope(shield=True):
-            await stop_process(proc)
+            await stop_reading(proc, lines)
             p.exited = proc.returncode if p.exited is None else p.exited
+
+
+class StatusLines:
+    """A peer process's stdout cut into lines, each handed to ``take``."""
+
+    def __init__(self, take: Callable[[bytes], None]) -> None:
+        self.take, self.buf = take, b""
+
+    def feed(self, chunk: bytes) -> None:
+        *lines, self.buf = (self.buf + chunk).split(b"\n")
+        for line in lines:
+            self.take(line)
+
+
+async def stop_reading(proc: PeerProcess, lines: StatusLines) -> None:
+    """Stop ``proc`` (:func:`stop_process`) and read what it writes while stopping: the final
+    status line a peer prints when stopped, with its counters at the stop (what a report of an
+    interrupted run counts). Call shielded."""
+    if proc.returncode is None and proc.stdout is not None:
+        proc.send_signal(signal.SIGTERM)
+        with trio.move_on_after(STOP_GRACE):
+            async for chunk in proc.stdout:
+                lines.feed(chunk)
+    await stop_process(proc)
 
 
 def take_status(p: PeerProc, line: bytes) -> None:
