@@ -760,6 +760,39 @@ def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> No
     assert good.passed, good.note  # "tests" is a part of it, not a generic head
 
 
+def test_a_child_that_swaps_its_parents_generic_head_for_another_restates_it() -> None:
+    # seen with the embedded model: "Conflict resolution strategy" accepted under "Conflict
+    # resolution specification" (the same topic, one generic head for another)
+    root = cc.Relative(
+        "Write a software specification for a command-line todo-list app with sync", "ancestor"
+    )
+    parent = P("Conflict resolution specification")
+    bad = cc.check_repeats(
+        parent,
+        [
+            P("Conflict resolution strategy"),
+            P("Offline editing workflow"),
+            P("Conflict resolution in the editor"),
+        ],
+        [root],
+        parent_depth=1,
+    )
+    assert not bad.passed, bad.note
+    assert bad.note.startswith(
+        '#1 "Conflict resolution strategy" restates its parent "Conflict resolution specification" '
+        '(only "specification" changed to "strategy")'
+    ), bad.note
+    assert "#2" not in bad.note and "#3" not in bad.note  # a part of it, named
+    # one topic of a parent with two is a part of it, whatever head each has
+    good = cc.check_repeats(
+        P("Due date and priority specification"),
+        [P("Priority specification"), P("Due date format"), P("Task editing with due and priority")],
+        [root],
+        parent_depth=1,
+    )
+    assert good.passed, good.note
+
+
 def test_a_noun_of_an_action_planned_elsewhere_repeats_it() -> None:
     # seen with the embedded model: "Delete tasks" under the CLI stage and "Task deletion" under
     # the task-management stage, the same requirement written twice

@@ -187,8 +187,7 @@ class Node:
                 await self.wait_changed(0.5)
                 await trio.sleep(0.2)
         finally:
-            # stopped (a signal, the launcher done with it): a last line with the counters at
-            # the stop, so a report of an interrupted run counts the work it did
+            # stopped: a last line, with the counters at the stop (a report of an interrupted run)
             with contextlib.suppress(OSError):  # nobody reading any more
                 self.on_status(self.status())
 

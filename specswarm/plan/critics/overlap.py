@@ -155,6 +155,11 @@ def _name_keys(titles: Iterable[str], lex: Lexicon) -> list[frozenset[str]]:
     return [t.keys for title in titles for t in extract_terms(title, lex, in_title=True) if t.kind == "name"]
 
 
+def _surfaces(title: str, keys: set[str], lex: Lexicon) -> str:
+    """The words of ``title`` whose keys are among ``keys``, as written."""
+    return join_words([t.surface for t in extract_terms(title, lex, in_title=True) if t.keys & keys])
+
+
 def _where(r: Relative, parent_depth: int) -> str:
     if r.relation == "ancestor":
         return f'the root goal "{r.title}"' if r.depth == 0 else f'the ancestor "{r.title}"'
@@ -242,6 +247,16 @@ def repeating(
                 # under "Conflict Resolution", "Task Storage Overview" under "Task Storage"
                 extra = join_words(sorted(ckeys - akeys))
                 hit = f'restates its parent "{a.title}" (only {extra!r} added): name a part of it'
+                break
+            topic = akeys - _RESTATING
+            if a is chain[0] and topic and ckeys - akeys and ckeys - _RESTATING == topic:
+                # the parent's words with its generic head swapped for another: "Conflict
+                # Resolution Strategy" under "Conflict Resolution Specification"
+                gone = _surfaces(a.title, akeys - ckeys, lex)
+                added = _surfaces(child.title, ckeys - akeys, lex)
+                hit = (
+                    f'restates its parent "{a.title}" (only "{gone}" changed to "{added}"): name a part of it'
+                )
                 break
         if hit is None:
             cterms = strip_terms(item_terms(child, lex), drop)
