@@ -10,7 +10,6 @@ a peer looks gone is :class:`~specswarm.swarm.liveness.Liveness`'s.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable
@@ -187,9 +186,7 @@ class Node:
                 await self.wait_changed(0.5)
                 await trio.sleep(0.2)
         finally:
-            # stopped: a last line, with the counters at the stop (a report of an interrupted run)
-            with contextlib.suppress(OSError):  # nobody reading any more
-                self.on_status(self.status())
+            _last_status(self, self.on_status)
 
     def status(self, plan: Plan | None = None) -> dict[str, Any]:
         plan = plan or self.plan()
@@ -247,6 +244,15 @@ class Node:
         if admission is None and self.admission_key is not None and self.run_id:
             admission = admit(self.admission_key, self.run_id, self.peer_id, self.role_name)
         await self.publish(JoinBody(role=self.role_name, strategy=self.strategy, admission=admission))
+
+
+def _last_status(node: Node, on_status: Callable[[dict[str, Any]], None]) -> None:
+    """A stopped node's last status line, with its counters at the stop (what a report of an
+    interrupted run counts); best effort: nobody may be reading any more."""
+    try:
+        on_status(node.status())
+    except Exception as exc:
+        log.debug("no final status line: %s", exc)
 
 
 def topic_for(run_event: Event) -> str:
