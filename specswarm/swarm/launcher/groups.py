@@ -30,7 +30,7 @@ from specswarm.swarm.launcher.procs import (
     free_port,
     last_words,
     port_taken,
-    stop_reading,
+    stop_process,
     take_status,
     write_key_file,
     write_pid,
@@ -160,7 +160,7 @@ async def _supervise(group: Sequence[PeerProc], proc: PeerProcess) -> None:
             p.exited = code
     finally:
         with trio.CancelScope(shield=True):
-            await stop_reading(proc, lines)
+            await stop_process(proc, lines)
             for p in group:
                 p.exited = proc.returncode if p.exited is None else p.exited
 

@@ -262,7 +262,7 @@ def last_words(p: PeerProc, limit: int = 300) -> str:
 
 async def supervise(p: PeerProc, proc: PeerProcess) -> None:
     """Keep ``p.status`` at its latest status line until it exits; when cancelled, stop it
-    (:func:`stop_reading`)."""
+    (:func:`stop_process`)."""
     assert proc.stdout is not None
     lines = StatusLines(lambda line: take_status(p, line))
     try:
@@ -271,7 +271,7 @@ async def supervise(p: PeerProc, proc: PeerProcess) -> None:
         p.exited = await proc.wait()
     finally:
         with trio.CancelScope(shield=True):
-            await stop_reading(proc, lines)
+            await stop_process(proc, lines)
             p.exited = proc.returncode if p.exited is None else p.exited
 
 
@@ -287,18 +287,6 @@ class StatusLines:
             self.take(line)
 
 
-async def stop_reading(proc: PeerProcess, lines: StatusLines) -> None:
-    """Stop ``proc`` (:func:`stop_process`) and read what it writes while stopping: the final
-    status line a peer prints when stopped, with its counters at the stop (what a report of an
-    interrupted run counts). Call shielded."""
-    if proc.returncode is None and proc.stdout is not None:
-        proc.send_signal(signal.SIGTERM)
-        with trio.move_on_after(STOP_GRACE):
-            async for chunk in proc.stdout:
-                lines.feed(chunk)
-    await stop_process(proc)
-
-
 def take_status(p: PeerProc, line: bytes) -> None:
     try:
         status = json.loads(line)
@@ -308,11 +296,16 @@ def take_status(p: PeerProc, line: bytes) -> None:
         p.status = cast(PeerStatus, status)  # what Node.status() wrote
 
 
-async def stop_process(proc: PeerProcess) -> None:
-    """SIGTERM, then SIGKILL after :data:`STOP_GRACE` seconds."""
+async def stop_process(proc: PeerProcess, lines: StatusLines) -> None:
+    """SIGTERM, then SIGKILL after :data:`STOP_GRACE` seconds. Within the grace, what it writes
+    while stopping is read into ``lines``: the final status line a peer prints when stopped,
+    with its counters at the stop (what a report of an interrupted run counts). Call shielded."""
     if proc.returncode is None:
         proc.send_signal(signal.SIGTERM)
         with trio.move_on_after(STOP_GRACE):
+            if proc.stdout is not None:
+                async for chunk in proc.stdout:
+                    lines.feed(chunk)
             await proc.wait()
         if proc.returncode is None:
             proc.kill()
