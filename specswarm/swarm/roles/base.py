@@ -127,6 +127,12 @@ def node_in_turn(plan: Plan) -> NodeView | None:
     return min(open_, key=lambda n: orders[n.id], default=None)
 
 
+def in_turn(plan: Plan, n: NodeView) -> bool:
+    """Whether ``n`` is the node whose splits are judged now (:func:`node_in_turn`)."""
+    now = node_in_turn(plan)
+    return now is not None and now.id == n.id
+
+
 def ancestors_of(plan: Plan, n: NodeView) -> list[NodeView]:
     """The nodes above ``n``, root first."""
     out = []

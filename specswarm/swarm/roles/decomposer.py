@@ -10,7 +10,9 @@ the node's ancestors and the stages beside its branch (fixed once their parents 
 never on what other branches or rival decomposers happen to have proposed so far: the same
 spec and a deterministic model give the same proposals in every run. The scorers then judge
 each split against the whole tree, node after node in breadth-first order
-(:func:`~specswarm.swarm.roles.base.node_in_turn`).
+(:func:`~specswarm.swarm.roles.base.node_in_turn`). A revision waits for its node's turn and
+is checked against that same whole tree: a child its judges rejected for repeating what
+another branch plans is dropped in code before the revision is proposed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from specswarm.swarm.roles.base import (
     ModelRole,
     ancestors_of,
     declared_strategies,
+    in_turn,
     owner_slots,
     owners_of,
     siblings_of,
@@ -99,8 +102,11 @@ class Decomposer(ModelRole):
                     return
                 continue
             # a revision the model wrote word for word again (after the self-check's second
-            # try) ends this chain too: the fold's fallback counts it as used up
-            if mine[-1].status == "rejected" and not chain_ended(mine, spec.tree.max_revisions):
+            # try) ends this chain too: the fold's fallback counts it as used up. It is written
+            # once the node is in turn: the tree its judges saw is here, the same in every run
+            # (their votes came in turn, so this waits only for news still on its way)
+            revise = mine[-1].status == "rejected" and not chain_ended(mine, spec.tree.max_revisions)
+            if revise and in_turn(plan, n):
                 await self._propose(node, plan, n, mine[-1])
                 return
 
@@ -114,9 +120,15 @@ class Decomposer(ModelRole):
         previous = list(revising.children) if revising else None
         # the split is self-checked against its ancestors and the stages beside its branch
         # (what the scorers will see too, and the same in every run: not the other branches,
-        # which may or may not be split yet), and must not repeat one of this decomposer's own
-        # earlier splits (a revision the greedy model copied word for word)
-        relatives = [r for r in critics.relatives_in_tree(plan.nodes, n.id) if r.relation != "elsewhere"]
+        # which may or may not be split yet); a revision, written with the node in turn,
+        # against the whole tree its judges saw (a child they rejected for repeating a node
+        # planned in another branch is dropped, not proposed again). It must not repeat one of
+        # this decomposer's own earlier splits (a revision the greedy model copied word for word)
+        relatives = [
+            r
+            for r in critics.relatives_in_tree(plan.nodes, n.id)
+            if revising is not None or r.relation != "elsewhere"
+        ]
         proposed = [p.children for p in n.proposals if p.author == node.peer_id]
         children = await self.think(
             node,
