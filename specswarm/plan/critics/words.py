@@ -18,11 +18,10 @@ neither no nor not of off on once only or other our ours out over own same she s
 than that the their theirs them then there these they this those through to too under until up upon
 very was we were what when where which while who whom whose why will with would you your yours via
 per within without must may might shall us let lets etc e.g i.e vs versus towards toward onto near
-across among around along beyond throughout like based including according depending regarding
-concerning
+across among around along beyond throughout like based according depending regarding concerning
 """)
 """English function words, and the participles that work as prepositions ("based on",
-"including", "depending on"): two titles that both say "based on" share no content."""
+"depending on"): two titles that both say "based on" share no content."""
 
 VERBS = _ws("""
 plan visit explore organize organise prepare arrange book define write draft create make set do
