@@ -67,9 +67,10 @@ def test_a_revision_waits_for_its_turn_and_drops_a_child_another_branch_plans() 
     sw = Swarm(spec=minimal_spec(roles=roles, tree=tree))
     root = sw.accept(ROOT, ["Lisbon old town", "Sintra palaces"])
     lisbon, sintra = child_id(root.id, 0), child_id(root.id, 1)
-    owner_id = owners_of(fold(sw.events), sintra)[0]
+    split_root = fold(sw.events)
+    owner_id = owners_of(split_root, sintra)[0]
     owner = next(i for i in sw.peers["decomposer"] if i.peer_id == owner_id)
-    strategy = fold(sw.events).strategies[owner_id]
+    strategy = split_root.strategies[owner_id]
     # the owner has a split of Lisbon on the table (so it has nothing else to write there)
     old_town = sw.propose(
         owner, lisbon, ["Alfama walk", "Tram 28 ride", "Belem tower"], leaf=True, strategy=strategy
