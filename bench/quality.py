@@ -23,7 +23,9 @@ single-agent
     one agent decomposing the same tree top-down with **the swarm's own prompts**
     (``specswarm.model.tasks.decompose`` for every non-leaf node down to ``tree.max_depth``,
     with its ancestors and siblings, the spec's first decomposer strategy, no critiques),
-    accepting its own splits (no rivals, no votes), then ``tasks.execute`` for every leaf.
+    accepting its own splits (no rivals, no votes), then ``tasks.execute`` for every leaf as
+    the swarm's executors call it: the sibling leaves named in the prompt, and a result that
+    repeats one written before it under the same parent written once more.
 
 Each goal gets a side-by-side table (every metric of ``evaluate`` plus the swarm's scorer
 disagreement, model calls, generations, tokens, generation and wall seconds, exit code,
@@ -46,6 +48,11 @@ generation maps the weights, about a second, inside the one-shot's wall time).
 
     python bench/quality.py [--goals goals/japan.yaml goals/todo-cli.yaml goals/conference.yaml]
                             [--scripted] [--out DIR] [--timeout S]
+                            [--baselines-from DIR] [--reuse SYSTEM=DIR ...] [--cache DIR]
+
+``--reuse swarm=DIR`` scores an earlier run's swarm again (its event log folded by today's
+code) and runs only the baselines: for a change to the baselines or the metrics, not to the
+swarm. ``--baselines-from DIR`` is ``--reuse one-shot=DIR --reuse single-agent=DIR``.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -601,7 +609,8 @@ def run_single_agent(
     leaf executed. A task that gives up leaves its node unsplit (or its leaf without a result)."""
     from specswarm.errors import ModelError
     from specswarm.model import TaskCounts, decompose, execute
-    from specswarm.plan.critics import relatives_in_tree
+    from specswarm.model.tasks import redo
+    from specswarm.plan.critics import relatives_in_tree, repeats_of
 
     counting = CountingModel(model)
     counts = TaskCounts()
@@ -671,8 +680,20 @@ def run_single_agent(
             continue
         step("execute", node)
         work.calls += 1
+        # as the swarm's executors write a leaf: its sibling leaves named in the prompt, and a
+        # result that repeats one written before it under the same parent written once more
+        siblings = [nodes[c] for c in nodes[node.parent].children if c != node.id] if node.parent else []
+        earlier = (
+            [s.result for s in siblings[: nodes[node.parent].children.index(node.id)] if s.result]
+            if node.parent
+            else []
+        )
         try:
-            node.result = execute(counting, spec, node, chain(node), counts=counts)
+            output = execute(counting, spec, node, chain(node), siblings=siblings, counts=counts)
+            repeated = repeats_of(output, earlier)
+            if repeated:
+                output = redo(counting, spec, node, chain(node), repeated, siblings=siblings, counts=counts)
+            node.result = output
         except ModelError as exc:
             node.failure = str(exc)
             work.notes.append(f"execute gave up on {node.title!r}: {exc}")
@@ -760,46 +781,52 @@ def tree_from_json(rows: Sequence[Mapping[str, Any]]) -> QTree | None:
     return QTree(nodes, rows[0]["id"])
 
 
-def recorded_baselines(gdir: Path, progress: Progress) -> tuple[list[SystemRun], str] | None:
-    """The one-shot and single-agent runs of an earlier ``bench/quality.py`` run of this goal
-    (its metrics.json and trees.json in ``gdir``), re-scored by today's metric code; None when
-    that directory has none. Also the model they named."""
+def recorded_run(gdir: Path, name: str, progress: Progress) -> tuple[SystemRun, str] | None:
+    """System ``name``'s run in an earlier ``bench/quality.py`` run of this goal (``gdir``: its
+    metrics.json and trees.json; for the swarm, its event log, folded again), re-scored by
+    today's metric code, and the model it named; None when that directory has none."""
     metrics, trees = gdir / "metrics.json", gdir / "trees.json"
     if not (metrics.exists() and trees.exists()):
         return None
     m = json.loads(metrics.read_text(encoding="utf-8"))
-    t = json.loads(trees.read_text(encoding="utf-8"))
-    runs = []
-    for name in ("one-shot", "single-agent"):
-        sys_m = m["systems"].get(name)
-        if sys_m is None:
-            return None
-        work = Work(
-            sys_m["calls"],
-            sys_m["generations"],
-            sys_m["tokens"],
-            sys_m["generation_seconds"],
-            sys_m["wall_seconds"],
-            sys_m["exit_code"],
-            sys_m["delivered"],
-            [*sys_m.get("notes", []), f"recorded in an earlier run ({gdir}), not run again"],
-        )
-        info = {
-            k: v
-            for k, v in sys_m.items()
-            if k
-            in (
-                "strategy",
-                "swarm_tokens",
-                "context_cap",
-                "prompt_tokens_estimate",
-                "max_tokens",
-                "cut_at_cap",
-            )
-        }
-        runs.append(SystemRun(name, tree_from_json(t.get(name, [])), work, info=info))
-    progress.say(f"{m.get('goal', '?')}: baselines recorded in {gdir}, not run again")
-    return runs, str(m.get("model", "?"))
+    sys_m = m["systems"].get(name)
+    events = gdir / "swarm.jsonl"
+    if sys_m is None or (name == "swarm" and not events.exists()):
+        return None
+    work = Work(
+        sys_m["calls"],
+        sys_m["generations"],
+        sys_m["tokens"],
+        sys_m["generation_seconds"],
+        sys_m["wall_seconds"],
+        sys_m["exit_code"],
+        sys_m["delivered"],
+        [*sys_m.get("notes", []), f"recorded in an earlier run ({gdir}), not run again"],
+    )
+    info = {k: v for k, v in sys_m.items() if k in RECORDED_INFO}
+    if name == "swarm":
+        from specswarm.plan import fold
+        from specswarm.protocol.events import read_event_log
+
+        plan = fold(read_event_log(events).events)
+        run = SystemRun(name, from_plan(plan) if plan.root is not None else None, work, info=info)
+        run.disagreement, run.revisions = scorer_disagreement(plan), revision_outcomes(plan)
+    else:
+        t = json.loads(trees.read_text(encoding="utf-8"))
+        run = SystemRun(name, tree_from_json(t.get(name, [])), work, info=info)
+    progress.say(f"{m.get('goal', '?')}: {name} recorded in {gdir}, not run again")
+    return run, str(m.get("model", "?"))
+
+
+RECORDED_INFO = (
+    "strategy",
+    "swarm_tokens",
+    "context_cap",
+    "prompt_tokens_estimate",
+    "max_tokens",
+    "cut_at_cap",
+)
+"""The per-system facts a recorded run carries over besides its work figures."""
 
 
 @dataclass
@@ -848,7 +875,7 @@ def run_goal(
     timeout: float | None,
     progress: Progress,
     used: set[str],
-    baselines_from: Path | None = None,
+    reuse: Mapping[str, Path] | None = None,
     cache: Path | None = None,
 ) -> tuple[Any, list[SystemRun], Path]:
     from specswarm.model import load_model
@@ -863,37 +890,52 @@ def run_goal(
     gdir.mkdir(parents=True, exist_ok=True)
     constraints = tuple(spec.constraints)
 
-    progress.say(f"{spec.name}: swarm: {shlex.join(swarm_command(spec_path, gdir, timeout, cache))}")
-    tree, plan, work = run_swarm(
-        spec_path, spec, gdir, scripted=scripted, timeout=timeout, progress=progress, cache=cache
-    )
-    progress.say(
-        f"{spec.name}: swarm done: exit {work.exit_code}, {work.wall:.0f} s, "
-        f"{work.calls} calls, {work.tokens} tokens"
-    )
-    swarm = SystemRun("swarm", tree, work)
-    if plan is not None:
-        swarm.disagreement = scorer_disagreement(plan)
-        swarm.revisions = revision_outcomes(plan)
-
-    settings = spec.model
-    recorded = recorded_baselines(baselines_from / gdir.name, progress) if baselines_from else None
-    if recorded is not None:
-        (one, single), model_name = recorded
+    reuse = reuse or {}
+    recorded = {
+        name: found
+        for name, where in reuse.items()
+        if (found := recorded_run(where / gdir.name, name, progress)) is not None
+    }
+    model_names = [m for _, m in recorded.values()]
+    if "swarm" in recorded:
+        swarm = recorded["swarm"][0]
+        shutil.copyfile(reuse["swarm"] / gdir.name / "swarm.jsonl", gdir / "swarm.jsonl")
     else:
+        progress.say(f"{spec.name}: swarm: {shlex.join(swarm_command(spec_path, gdir, timeout, cache))}")
+        tree, plan, work = run_swarm(
+            spec_path, spec, gdir, scripted=scripted, timeout=timeout, progress=progress, cache=cache
+        )
+        progress.say(
+            f"{spec.name}: swarm done: exit {work.exit_code}, {work.wall:.0f} s, "
+            f"{work.calls} calls, {work.tokens} tokens"
+        )
+        swarm = SystemRun("swarm", tree, work)
+        if plan is not None:
+            swarm.disagreement = scorer_disagreement(plan)
+            swarm.revisions = revision_outcomes(plan)
+
+    model: Any = None
+    if not {"one-shot", "single-agent"} <= set(recorded):
         if scripted:
             from specswarm.model import ScriptedModel
 
-            model: Any = ScriptedModel(scripted_one_shot)
+            model = ScriptedModel(scripted_one_shot)
         else:
-            model = load_model(settings)
-        model_name = getattr(model, "name", "?")
-        tree1, work1, info1 = run_one_shot(spec, model, work.tokens, gdir, progress)
+            model = load_model(spec.model)
+        model_names.append(getattr(model, "name", "?"))
+    if "one-shot" in recorded:
+        one = recorded["one-shot"][0]
+    else:
+        tree1, work1, info1 = run_one_shot(spec, model, swarm.work.tokens, gdir, progress)
         one = SystemRun("one-shot", tree1, work1, info=info1)
         progress.say(f"{spec.name}: one-shot done: {work1.wall:.0f} s, {work1.tokens} tokens")
+    if "single-agent" in recorded:
+        single = recorded["single-agent"][0]
+    else:
         tree2, work2, _ = run_single_agent(spec, model, gdir, progress)
         single = SystemRun("single-agent", tree2, work2, info={"strategy": spec.strategy_for(0)})
         progress.say(f"{spec.name}: single agent done: {work2.wall:.0f} s, {work2.calls} calls")
+    model_name = " / ".join(dict.fromkeys(model_names)) if model_names else "?"
 
     runs = [swarm, one, single]
     for run in runs:
@@ -1009,7 +1051,17 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="DIR",
         help="reuse the one-shot and single-agent runs an earlier run left in DIR (its --out), "
-        "re-scored by today's metrics; only the swarm runs again (their wall times are from then)",
+        "re-scored by today's metrics; only the swarm runs again (their wall times are from then); "
+        "the same as --reuse one-shot=DIR --reuse single-agent=DIR",
+    )
+    ap.add_argument(
+        "--reuse",
+        action="append",
+        default=[],
+        metavar="SYSTEM=DIR",
+        help="reuse SYSTEM's run (swarm, one-shot or single-agent) that an earlier run left in DIR "
+        "(its --out), re-scored by today's metrics (the swarm's event log folded again); the others "
+        "run; repeatable",
     )
     ap.add_argument(
         "--cache",
@@ -1020,6 +1072,17 @@ def main(argv: list[str] | None = None) -> int:
         "the same DIR to measure a replay (the baselines never use it)",
     )
     args = ap.parse_args(argv)
+    reuse: dict[str, Path] = {}
+    if args.baselines_from:
+        reuse.update({"one-shot": args.baselines_from, "single-agent": args.baselines_from})
+    for item in args.reuse:
+        name, sep, where = item.partition("=")
+        if not sep or name not in SYSTEMS or not where:
+            ap.error(f"--reuse {item!r}: give SYSTEM=DIR, SYSTEM one of {', '.join(SYSTEMS)}")
+        reuse[name] = Path(where)
+    for name, where in reuse.items():
+        if not where.is_dir():
+            ap.error(f"no such directory for {name}: {where}")
     out = args.out or Path(tempfile.mkdtemp(prefix="specswarm-quality-"))
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
@@ -1055,7 +1118,7 @@ def main(argv: list[str] | None = None) -> int:
                 timeout=args.timeout,
                 progress=progress,
                 used=used,
-                baselines_from=args.baselines_from,
+                reuse=reuse,
                 cache=args.cache.resolve() if args.cache else None,
             )
         except KeyboardInterrupt:

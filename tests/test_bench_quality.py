@@ -128,15 +128,35 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
     strategy = spec.strategy_for(0).removeprefix("by ")  # "by sequence" is asked "by sequence"
     assert f"by {strategy}" in root_prompt and "by by" not in root_prompt, root_prompt
     assert spec.context in root_prompt, root_prompt
+    # each leaf is written as the swarm's executors write it: its sibling leaves named
+    kids = [n for n in trees["single-agent"] if n["parent"] == "root"]
+    for call, kid in zip(calls[1:], kids, strict=True):
+        others = [k["title"] for k in kids if k is not kid]
+        assert "written separately" in call["prompt"], call["prompt"]
+        assert all(title in call["prompt"] for title in others), (others, call["prompt"])
 
     # --baselines-from: only the swarm runs again; the baselines come back re-scored, the same
     again = tmp_path / "again"
     proc = _bench_tiny(again, "--baselines-from", str(out))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "baselines recorded in" in proc.stderr and "one-shot done" not in proc.stderr
+    assert "one-shot recorded in" in proc.stderr and "single-agent recorded in" in proc.stderr
+    assert "one-shot done" not in proc.stderr and "single agent done" not in proc.stderr
     reused = _strict_json(again / "tiny" / "metrics.json")["systems"]
     for name in ("one-shot", "single-agent"):
         assert reused[name]["metrics"] == systems[name]["metrics"], name
         assert reused[name]["wall_seconds"] == systems[name]["wall_seconds"]
         assert any("not run again" in note for note in reused[name]["notes"])
     assert not (again / "tiny" / "single-agent.jsonl").exists()
+
+    # --reuse swarm=DIR: the swarm's event log is folded again, only the baselines run
+    third = tmp_path / "third"
+    proc = _bench_tiny(third, "--reuse", f"swarm={out}")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "swarm recorded in" in proc.stderr and "swarm done" not in proc.stderr
+    assert "one-shot done" in proc.stderr and "single agent done" in proc.stderr
+    again_swarm = _strict_json(third / "tiny" / "metrics.json")["systems"]["swarm"]
+    for key in ("metrics", "scorer_disagreement", "revisions_passing", "wall_seconds", "tokens"):
+        assert again_swarm[key] == swarm[key], key
+    assert (third / "tiny" / "swarm.jsonl").read_bytes() == (gdir / "swarm.jsonl").read_bytes()
+    bad = _bench_tiny(tmp_path / "bad", "--reuse", f"swarms={out}")
+    assert bad.returncode == 2 and "SYSTEM=DIR" in bad.stderr, bad.stderr
