@@ -229,6 +229,33 @@ def test_a_result_its_facts_rule_out_is_named() -> None:
     assert not contradicted_facts("- Day 9 of the trip", {"guests": 2})
 
 
+@pytest.mark.parametrize(
+    ("text", "days", "said"),
+    [
+        # five museum visits on five dates for a one-day task (a recorded japan run)
+        (
+            "- Museum A on April 10th\n- Museum B on April 12th\n- Museum C on April 18th",
+            1,
+            "'April 10th' to 'April 18th' (9 days)",
+        ),
+        ("- Arrive 30 March\n- Leave on the 2nd of April", 3, "'30 March' to '2nd of April' (4 days)"),
+        ("- Gion on April 1\n- Arashiyama on April 2", 2, None),  # two days, two dates
+        ("- Shrine on April 1st\n- Garden on april 1", 1, None),  # one date, said twice
+        ("- Blossoms in early April\n- you may 3 times stop", 1, None),  # no dates: "may 3" is no May
+        ("- Book 3 nights\n- February 30 and February 28", 1, None),  # no such date
+    ],
+)
+def test_dates_further_apart_than_the_task_s_days_are_named(text: str, days: int, said: str | None) -> None:
+    from specswarm.plan.critics import contradicted_facts
+
+    problems = contradicted_facts(text, {"days": days})
+    if said is None:
+        assert problems == []
+    else:
+        assert problems == [f"it plans {said} but the task has days: {days}"]
+    assert contradicted_facts(text, {"guests": 1}) == []  # a fact that is no time
+
+
 def test_an_executed_leaf_that_breaks_its_facts_is_written_once_more() -> None:
     from specswarm.model import execute
     from tests.test_model_tasks import Node

@@ -3,6 +3,7 @@ budget, hours) split among its children; a title's "(3 days)" matches the child'
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Sequence
@@ -153,12 +154,43 @@ def check_units(children: Sequence[Item]) -> Check:
 
 
 _DAY_LABEL = re.compile(r"\bday\s+(\d{1,2})\b", re.I)
+_MONTH = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DATE = re.compile(
+    rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b", re.I
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def date_span(text: str) -> tuple[str, str, int] | None:
+    """The first and last calendar dates a text names ("April 10th", "12 May") and how many days
+    they span, first to last, both counted; None when it names fewer than two different dates.
+    No year is read: a span is taken within one year, in calendar order."""
+    found: dict[int, str] = {}
+    for m in _DATE.finditer(text):
+        month = (m.group(1) or m.group(4)).lower()[:3]
+        day = int(m.group(2) or m.group(3))
+        if month == "may" and "May" not in m.group(0):
+            continue  # "you may 3 ..." is not a date
+        try:
+            ordinal = datetime.date(2024, _MONTHS.index(month) + 1, day).toordinal()
+        except ValueError:
+            continue  # "February 31"
+        found.setdefault(ordinal, m.group(0))
+    if len(found) < 2:
+        return None
+    first, last = min(found), max(found)
+    return found[first], found[last], last - first + 1
 
 
 def contradicted_facts(text: str, facts: Facts) -> list[str]:
     """What a leaf's written result says that its facts rule out: a duration or an amount larger
     than the leaf's own ("3 days" or "Day 3" for a task with ``days: 2``; "EUR 900" for one with
-    ``budget_eur: 300``). Smaller amounts are parts of the whole and pass."""
+    ``budget_eur: 300``), or calendar dates further apart than its days ("April 10" and "April
+    18" for a task with ``days: 1``: :func:`date_span`). Smaller amounts are parts of the whole
+    and pass."""
     problems: list[str] = []
     for key, value in facts.items():
         v, fu = numeric(value), fact_unit(key)
@@ -172,6 +204,12 @@ def contradicted_facts(text: str, facts: Facts) -> list[str]:
             for m in _DAY_LABEL.finditer(text):
                 if int(m.group(1)) > v:
                     problems.append(f"it plans {m.group(0)!r} but the task has {key}: {fmt(v)}")
+            span = date_span(text)
+            if span is not None and span[2] > v:
+                first, last, days = span
+                problems.append(
+                    f"it plans {first!r} to {last!r} ({days} days) but the task has {key}: {fmt(v)}"
+                )
     return list(dict.fromkeys(problems))
 
 
