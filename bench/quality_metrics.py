@@ -1007,8 +1007,8 @@ def leaf_specificity(tree: QTree) -> Score:
     good, total, items = 0, 0, []
     for leaf in tree.leaves():
         for line in (leaf.result or "").splitlines():
-            if not _LINE_MARKER.sub("", line).strip():
-                continue
+            if not re.search(r"\w", _LINE_MARKER.sub("", line)):
+                continue  # empty, or markup with no word (a code fence's closing line, a rule)
             total += 1
             if is_specific(line, names):
                 good += 1

@@ -247,6 +247,13 @@ def test_an_executor_answer_that_echoes_the_prompts_breadcrumb_keeps_only_its_co
     )
     with pytest.raises(OutputError, match="empty"):
         parse_execution(f"{goal} > Venue > Book the hall", goal=goal)
+    # a code block inside the answer keeps both fences (seen in a todo-cli run: the closing
+    # fences were dropped as lines without a word, and the spec's code ran into the next items)
+    code = "- **Usage**:\n  ```sh\n  todo mark <id> done\n  ```\n- **Errors**: an unknown id exits 2"
+    assert parse_execution(code, goal=goal) == code
+    # and so does every block of a longer answer: a fence repeated once per block is no loop
+    blocks = "\n".join(f"- **{c}**:\n  ```sh\n  todo {c} 1\n  ```" for c in ("add", "done", "rm", "edit"))
+    assert parse_execution(blocks, goal=goal) == blocks
     # a line that merely names the goal, without the path, stays
     assert parse_execution(f"- {goal}: keep the budget sheet current", goal=goal).endswith("current")
 

@@ -384,6 +384,20 @@ def test_execute_keeps_a_result_that_shares_a_line_or_two() -> None:
     assert "Eat yudofu" in out and counts.redone == 0 and len(model.calls) == 1
 
 
+def test_results_that_share_only_their_code_fences_are_no_repeats() -> None:
+    from specswarm.plan.critics import repeats_of
+
+    def usage(command: str, effect: str) -> str:
+        return f"- Usage:\n  ```sh\n  {command}\n  ```\n---\n- {effect}"
+
+    # one line of three is shared ("Usage:"); the rest they share is markup: "```sh", "```", "---"
+    add = usage("todo add 'Buy milk' --due 2026-05-01", "Adds a task due on 1 May")
+    assert repeats_of(add, [usage("todo rm 12", "Removes task 12 for good")]) == []
+    # the same command twice is a repeat, fences or not
+    rm = usage("todo rm 12", "Removes task 12 for good")
+    assert repeats_of(rm, [rm]) == ["Usage:", "todo rm 12", "Removes task 12 for good"]
+
+
 ECHO = "- Short title: one sentence of concrete detail\n" * 4
 GOOD = "\n".join(
     f"- {t}: {d} (days: {n})"

@@ -365,11 +365,12 @@ def test_leaf_specificity() -> None:
                     "Tokyo",
                     "- Visit Senso-ji at 9 AM\n- Walk around\n- Lunch at Tsukiji\n- Relax and enjoy it",
                 ),
-                ("Wedding", "- Book Venue And Caterer\n\n- Call the florist"),
+                ("Wedding", "- Book Venue And Caterer\n\n- Call the florist\n  ```\n---"),
             ],
         )
     )
     score = qm.leaf_specificity(tree)
+    # markup with no word (a code fence's closing line, a rule) is no result line
     assert (score.count, score.total) == (2, 6)
     assert score.value == pytest.approx(1 / 3)
     assert [item.note for item in score.items] == [

@@ -26,7 +26,7 @@ from specswarm.cli import app
 from specswarm.plan.fold import Plan, child_id, fold
 from specswarm.protocol.events import read_event_log
 from specswarm.render import PlanSchemaError, TemplateError, check_plan_json, render_plan
-from specswarm.render.filters import md_inline, md_quote, md_text, mermaid_label
+from specswarm.render.filters import bullets, md_inline, md_item, md_quote, md_text, mermaid_label, prose
 from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
 HERE = Path(__file__).resolve().parent
@@ -253,6 +253,41 @@ def test_markdown_filters() -> None:
     assert md_text("x\n```py\n# comment <a>\n```") == "x\n```py\n# comment <a>\n```"
     assert md_text("x\n```py\n# comment\n```py") == "x\n\\```py\n\\# comment\n\\```py"
     assert md_quote("- a\n  b\nafter\n## h") == "> - a\n>   b\n>\n> after\n> \\## h"
+    # a code span is shown as written (an entity in it would show as "&lt;"); a backtick after a
+    # backslash opens none, so the tag after it is escaped
+    assert md_inline("`<task_id>` and <b>") == "`<task_id>` and &lt;b>"
+    assert md_inline("\\`<b>\\` x") == "\\`&lt;b>\\` x"
+    assert md_inline("`` a ` <i> `` <i>") == "`` a ` <i> `` &lt;i>"
+    assert md_text("use `<id>` not <id>") == "use `<id>` not &lt;id>"
+
+
+def test_a_code_block_under_a_list_item_stays_a_block_of_that_item() -> None:
+    text = (
+        "- **Usage**:\n  ```sh\n  todo done <id>\n  # prints Done\n  ```\n  then exit 0\n- **Errors**: exit 2"
+    )
+    items = bullets(text)
+    assert len(items) == 2 and prose(text) == ""
+    assert md_item(items[0]) == "**Usage**:\n  ```sh\n  todo done <id>\n  # prints Done\n  ```\n  then exit 0"
+    assert md_item(items[1]) == "**Errors**: exit 2"
+    # an unclosed fence is text, joined into its item as before (it cannot swallow the rest)
+    items = bullets("- **Usage**:\n  ```sh\n  todo done <id>\n- next")
+    assert items == ["**Usage**: ```sh todo done <id>", "next"]
+    assert md_item(items[0]) == "**Usage**: ```sh todo done &lt;id>"
+
+
+def test_the_spec_renders_a_leaf_s_code_block_as_code() -> None:
+    sw = Swarm(spec=minimal_spec(), seed=5)
+    ex = sw.peers["executor"][0]
+    prop = sw.accept("root", ["Mark a task done", "Delete a task"], leaf=True, by=0)
+    code = "- **Usage**:\n  ```sh\n  todo done <id>\n  ```\n- **Errors**: an unknown id exits 2"
+    for i, output in enumerate([code, "- `todo rm <id>` removes it"]):
+        claim = sw.claim(ex, child_id(prop.id, i))
+        sw.result(ex, child_id(prop.id, i), claim, output=output)
+    text = render_plan(fold(sw.events), "spec")
+    assert (
+        "- [ ] **Usage**:\n  ```sh\n  todo done <id>\n  ```\n- [ ] **Errors**: an unknown id exits 2" in text
+    )
+    assert "- [ ] `todo rm <id>` removes it" in text
 
 
 # -- user templates -------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ def test_a_result_is_vague_when_fewer_than_a_third_of_its_lines_are_concrete() -
     assert vague_result(CONCRETE) == []
     # one concrete line of three is enough; none of four is not
     assert vague_result("- Visit Nara Park\n- Feed the deer\n- Eat lunch") == []
+    # a code fence's lines with no word are no lines of the result: one of three, not of five
+    assert vague_result("- Sync every 5 minutes:\n  ```\n  todo sync\n  ```\n- Wait") == []
     assert vague_result("- Eat\n- Sleep\n- Walk\n- Read") != []
     assert vague_result("") == []
 

@@ -20,12 +20,24 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])(?:\s|$)")
 _MERMAID_UNSAFE = re.compile(r"[^\w .,:'!?+\-/&%()]+")
+_CODE_SPAN = re.compile(r"(?<![\\`])(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def _escape_tags(line: str) -> str:
+    """``line`` with raw HTML tags escaped, except inside code spans (`` `<task_id>` ``): a code
+    span is shown as written, an entity in it would show as "&lt;". A backtick after a
+    backslash opens no span (CommonMark: it is escaped), so what follows it is escaped."""
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(line):
+        out += [_HTML_TAG.sub("&lt;", line[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, _HTML_TAG.sub("&lt;", line[at:])])
 
 
 def md_inline(text: Any) -> str:
     """One line of Markdown: newlines folded, raw HTML tags and a leading ``#`` escaped."""
     line = " ".join(str(text).split())
-    line = _HTML_TAG.sub("&lt;", line)
+    line = _escape_tags(line)
     line = re.sub(r"^(\d+)([.)])(?=\s|$)", r"\1\\\2", line)
     return re.sub(r"^([#>+=]|-(?=\s|$))", r"\\\1", line)
 
@@ -96,7 +108,7 @@ def _neutralize(lines: list[str], fences: bool | None) -> list[str]:
         if i in code:
             out.append(line)
             continue
-        line = _HTML_TAG.sub("&lt;", line)
+        line = _escape_tags(line)
         out.append(_BLOCK_START.sub(r"\1\\\2", line))
     return out
 
@@ -121,17 +133,27 @@ _BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*?)\s*$")
 
 def _split_items(text: Any) -> tuple[list[str], list[str]]:
     """(the lines that are not list items, the list items with their markers removed and
-    their indented continuation lines joined)."""
+    their indented continuation lines joined). A code block right under an item (its fences
+    closed) stays part of the item as lines: its text first, the block after it, each line
+    as written (:func:`md_item` renders it)."""
     rest: list[str] = []
     items: list[str] = []
-    in_item = False
-    for line in str(text).strip().splitlines():
-        m = _BULLET.match(line)
+    lines = str(text).strip().splitlines()
+    code, closed = fenced_lines([line.lstrip() for line in lines])
+    if not closed:
+        code = set()  # an unclosed fence is text, joined into its item as before
+    in_item = with_code = False
+    for i, line in enumerate(lines):
+        if i in code and in_item:
+            items[-1] += "\n" + line.rstrip()
+            with_code = True
+            continue
+        m = _BULLET.match(line) if i not in code else None
         if m:
             items.append(m.group(1))
-            in_item = True
+            in_item, with_code = True, False
         elif in_item and line[:1].isspace() and line.strip():
-            items[-1] += " " + line.strip()
+            items[-1] += ("\n" if with_code else " ") + line.strip()
         else:
             in_item = False
             rest.append(line)
@@ -140,13 +162,39 @@ def _split_items(text: Any) -> tuple[list[str], list[str]]:
 
 def bullets(text: Any) -> list[str]:
     """The bullet or numbered-list items of ``text``, one string each (markers removed,
-    wrapped continuation lines joined)."""
+    wrapped continuation lines joined; a code block under an item kept: :func:`md_item`)."""
     return _split_items(text)[1]
 
 
 def prose(text: Any) -> str:
     """``text`` without its list items (what :func:`bullets` leaves), trimmed."""
     return "\n".join(_split_items(text)[0]).strip()
+
+
+def md_item(item: Any) -> str:
+    """A list item (one of :func:`bullets`) as the content of a Markdown list item: its text as
+    one line (:func:`md_inline`); a code block it holds indented under it, as a block of the
+    item, its lines as written (the fences are closed: :func:`_split_items` checked)."""
+    lines = str(item).split("\n")
+    if len(lines) == 1:
+        return md_inline(item)
+    code, _ = fenced_lines([line.lstrip() for line in lines])
+    out: list[str] = []
+    block: list[str] = []
+
+    def flush() -> None:
+        indent = min((len(b) - len(b.lstrip()) for b in block if b.strip()), default=0)
+        out.extend(("  " + b[indent:]) if b.strip() else "" for b in block)
+        block.clear()
+
+    for i, line in enumerate(lines):
+        if i in code:
+            block.append(line)
+            continue
+        flush()
+        out.append(("  " if out else "") + md_inline(line))
+    flush()
+    return "\n".join(out)
 
 
 def failed_checks(proposal: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -189,4 +237,5 @@ FILTERS = {
     "failed_checks": failed_checks,
     "in_content_order": in_content_order,
     "prose": prose,
+    "md_item": md_item,
 }

@@ -182,7 +182,14 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def _lines(text: str) -> list[str]:
-    return [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
+    """A result's lines that say something: not blank, not markup with no word ("---"), not a
+    code fence ("```sh": every block has one, the same in every result)."""
+    out = []
+    for line in text.splitlines():
+        said = line.strip().lstrip("-*• ").strip()
+        if re.search(r"\w", said) and not said.startswith(("```", "~~~")):
+            out.append(said)
+    return out
 
 
 def repeated_lines(output: str, others: Sequence[str]) -> list[str]:

@@ -198,7 +198,8 @@ def topic_hits(text: str, title: str, goal: str = "") -> int:
 
 
 def _result_lines(text: str) -> list[str]:
-    return [ln.strip() for ln in text.splitlines() if _MARKER.sub("", ln).strip()]
+    """The lines of a result with a word in them (not a code fence's closing line or a rule)."""
+    return [ln.strip() for ln in text.splitlines() if re.search(r"\w", _MARKER.sub("", ln))]
 
 
 def concrete_share(text: str) -> float:
