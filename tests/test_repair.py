@@ -272,6 +272,31 @@ def test_an_executed_leaf_that_breaks_its_facts_is_written_once_more() -> None:
     assert len(rec.requests) == 1
 
 
+def test_a_rewrite_that_echoes_its_problem_does_not_replace_the_answer() -> None:
+    from specswarm.model import execute
+    from tests.test_model_tasks import Node
+
+    # a real japan run (embedded model): a one-day leaf planned five museums over nine days; asked
+    # again, told "it plans 'April 10th' to 'April 18th' (9 days) but the task has days: 1", it
+    # wrote that problem back as its one line
+    first = (
+        "- Plan a visit to Tokyo's museums on April 10th.\n"
+        "- Visit the Tokyo Metropolitan Museum of Modern Art (Tate Modern) on April 12th.\n"
+        "- Visit the National Museum of Japanese History (NHK Museum) on April 14th.\n"
+        "- Visit the Tokyo National Museum of Science and Technology (NIST Museum) on April 16th.\n"
+        "- Visit the Tokyo National Museum of Fine Arts (TNMA Museum) on April 18th."
+    )
+    echo = "- Visit Tokyo's museums from April 10th to April 18th, keeping to the specified days."
+    leaf = Node("t2", "Visit Tokyo's museums", "", depth=2, facts={"days": 1})
+    rec = Recorder(first, echo)
+    counts = TaskCounts()
+    assert execute(rec.model, spec_of(), leaf, [ROOT], counts=counts) == first
+    assert counts.redone == 1 and "'April 10th' to 'April 18th' (9 days)" in rec.requests[1].prompt
+    # a rewrite that keeps to the facts replaces it, however short
+    rec = Recorder(first, "- Tokyo National Museum, 9:30 to 17:00")
+    assert execute(rec.model, spec_of(), leaf, [ROOT], counts=TaskCounts()).startswith("- Tokyo National")
+
+
 def test_a_revision_names_each_problem_once_hard_checks_first() -> None:
     from types import SimpleNamespace
 

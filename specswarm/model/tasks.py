@@ -48,7 +48,7 @@ from specswarm.model.parse import (
 from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
-from specswarm.plan.critics import Lens, Relative, contradicted_facts, repeats_of
+from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of
 from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
@@ -331,9 +331,10 @@ def execute(
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
     two-day task: :func:`contradicted_facts`) or whose every item does a sibling's task
     (:func:`~specswarm.plan.critics.wording.off_task`; counted: ``astray``) is written once
-    more (:func:`redo`). So is one that is mostly general advice, naming no place, name,
-    number or time (:func:`vague_result`); of the two, the more concrete is kept, unless it
-    breaks a rule the first kept or names none of its own task's words (:func:`topic_hits`)."""
+    more (:func:`redo`; the first is kept if the second breaks as many rules and says less).
+    So is one that is mostly general advice, naming no place, name, number or time
+    (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
+    first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _write(model, ask, tally)
@@ -344,7 +345,12 @@ def execute(
     tally.astray += bool(astray)
     if repeated or broken or astray:
         avoid = [*broken, *repeated, *astray]
-        return redo(model, spec, leaf, ancestors, avoid, siblings=siblings, counts=tally)
+        again = redo(model, spec, leaf, ancestors, avoid, siblings=siblings, counts=tally)
+        # kept if it breaks fewer rules or says no less (an echo of its problem says less)
+        faults = contradicted_facts(again, leaf.facts) + repeats_of(again, sibling_results)
+        faults += off_task(again, leaf.title, [s.title for s in siblings], _context(ask))
+        better = len(faults) < len(avoid) or concrete_lines(again) >= concrete_lines(output)
+        return again if better else output
     vague = vague_result(output)
     if not vague:
         return output

@@ -79,6 +79,7 @@ from specswarm.plan.critics.wording import (
     check_count,
     check_coverage,
     check_vagueness,
+    concrete_lines,
     vague_reason,
 )
 from specswarm.spec import Constraint, GoalSpec
@@ -114,6 +115,7 @@ __all__ = [
     "check_units",
     "check_vagueness",
     "combine",
+    "concrete_lines",
     "constraints_for",
     "contradicted_facts",
     "critique",

@@ -205,7 +205,12 @@ def _result_lines(text: str) -> list[str]:
 def concrete_share(text: str) -> float:
     """The share of a result's lines that are concrete (:func:`concrete_line`); 0 when empty."""
     lines = _result_lines(text)
-    return sum(concrete_line(ln) for ln in lines) / len(lines) if lines else 0.0
+    return concrete_lines(text) / len(lines) if lines else 0.0
+
+
+def concrete_lines(text: str) -> int:
+    """How many of a result's lines are concrete (:func:`concrete_line`)."""
+    return sum(concrete_line(ln) for ln in _result_lines(text))
 
 
 def vague_result(text: str) -> list[str]:
