@@ -295,6 +295,21 @@ def test_a_rewrite_that_echoes_its_problem_does_not_replace_the_answer() -> None
     # a rewrite that keeps to the facts replaces it, however short
     rec = Recorder(first, "- Tokyo National Museum, 9:30 to 17:00")
     assert execute(rec.model, spec_of(), leaf, [ROOT], counts=TaskCounts()).startswith("- Tokyo National")
+    # but not one that only restates its task (the same run, "Explore nearby mountains", one day:
+    # four lines from April 2nd to April 5th, rewritten as the task's own words and its fact)
+    hike = Node("h2", "Explore nearby mountains", "", depth=2, facts={"days": 1})
+    dated = "- Start at Mount Fuji on April 2nd.\n- Hike from April 3rd to April 4th.\n- Summit on April 5th."
+    rec = Recorder(dated, "- Explore nearby mountains for 1 day.")
+    assert execute(rec.model, spec_of(), hike, [ROOT], counts=TaskCounts()) == dated
+
+
+def test_a_result_that_restates_its_task_says_nothing() -> None:
+    from specswarm.plan.critics import restates
+
+    assert restates("- Explore nearby mountains for 1 day.", "Explore nearby mountains", {"days": 1})
+    assert restates("- Tags are used to categorize tasks.", "Define how tags are used to categorize tasks")
+    assert not restates("- Mount Takao: 599 m, 50 min from Shinjuku", "Explore nearby mountains", {"days": 1})
+    assert not restates("- Explore nearby mountains for 2 days", "Explore nearby mountains", {"days": 1})
 
 
 def test_a_revision_names_each_problem_once_hard_checks_first() -> None:

@@ -48,7 +48,7 @@ from specswarm.model.parse import (
 from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
-from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of
+from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
 from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
@@ -346,10 +346,11 @@ def execute(
     if repeated or broken or astray:
         avoid = [*broken, *repeated, *astray]
         again = redo(model, spec, leaf, ancestors, avoid, siblings=siblings, counts=tally)
-        # kept if it breaks fewer rules or says no less (an echo of its problem says less)
+        # kept if it breaks fewer rules (and says more than its task) or says no less
         faults = contradicted_facts(again, leaf.facts) + repeats_of(again, sibling_results)
         faults += off_task(again, leaf.title, [s.title for s in siblings], _context(ask))
-        better = len(faults) < len(avoid) or concrete_lines(again) >= concrete_lines(output)
+        fewer = len(faults) < len(avoid) and not restates(again, leaf.title, leaf.facts)
+        better = fewer or concrete_lines(again) >= concrete_lines(output)
         return again if better else output
     vague = vague_result(output)
     if not vague:

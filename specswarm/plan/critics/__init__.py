@@ -80,6 +80,7 @@ from specswarm.plan.critics.wording import (
     check_coverage,
     check_vagueness,
     concrete_lines,
+    restates,
     vague_reason,
 )
 from specswarm.spec import Constraint, GoalSpec
@@ -136,6 +137,7 @@ __all__ = [
     "parse_quantities",
     "rating_decides",
     "relatives_in_tree",
+    "restates",
     "run_checks",
     "split_boilerplate",
     "stem",

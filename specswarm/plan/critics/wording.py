@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from specswarm.plan.critics.evidence import fact_text
 from specswarm.plan.critics.items import Check, Item, clamp, label
@@ -206,6 +206,16 @@ def concrete_share(text: str) -> float:
     """The share of a result's lines that are concrete (:func:`concrete_line`); 0 when empty."""
     lines = _result_lines(text)
     return concrete_lines(text) / len(lines) if lines else 0.0
+
+
+def restates(text: str, title: str, facts: Mapping[str, object] | None = None) -> bool:
+    """A result that says nothing its task does not: no word of it but planning verbs, filler
+    and the words of the task's title and facts ("Explore nearby mountains for 1 day." for
+    "Explore nearby mountains" with ``days: 1``, written back when asked again)."""
+    task = f"{title} " + " ".join(f"{k} {v}" for k, v in (facts or {}).items())
+    return not title_terms(" ".join(w for w in title_words(text) if w not in VERBS and w not in FILLER)) - (
+        title_terms(task)
+    )
 
 
 def concrete_lines(text: str) -> int:
