@@ -295,8 +295,9 @@ def test_a_rewrite_that_echoes_its_problem_does_not_replace_the_answer() -> None
     # a rewrite that keeps to the facts replaces it, however short
     rec = Recorder(first, "- Tokyo National Museum, 9:30 to 17:00")
     assert execute(rec.model, spec_of(), leaf, [ROOT], counts=TaskCounts()).startswith("- Tokyo National")
-    # but not one that only restates its task (the same run, "Explore nearby mountains", one day:
-    # four lines from April 2nd to April 5th, rewritten as the task's own words and its fact)
+    # nor one that only restates its task (its title and its fact), whatever it breaks: the one
+    # line that was left of a real run's "Explore nearby mountains" once its sibling leaves'
+    # items were left out, here as a rewrite of a dated first answer
     hike = Node("h2", "Explore nearby mountains", "", depth=2, facts={"days": 1})
     dated = "- Start at Mount Fuji on April 2nd.\n- Hike from April 3rd to April 4th.\n- Summit on April 5th."
     rec = Recorder(dated, "- Explore nearby mountains for 1 day.")

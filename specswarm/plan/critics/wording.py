@@ -211,7 +211,7 @@ def concrete_share(text: str) -> float:
 def restates(text: str, title: str, facts: Mapping[str, object] | None = None) -> bool:
     """A result that says nothing its task does not: no word of it but planning verbs, filler
     and the words of the task's title and facts ("Explore nearby mountains for 1 day." for
-    "Explore nearby mountains" with ``days: 1``, written back when asked again)."""
+    "Explore nearby mountains" with ``days: 1``)."""
     task = f"{title} " + " ".join(f"{k} {v}" for k, v in (facts or {}).items())
     return not title_terms(" ".join(w for w in title_words(text) if w not in VERBS and w not in FILLER)) - (
         title_terms(task)
