@@ -890,16 +890,19 @@ def run_goal(
     gdir.mkdir(parents=True, exist_ok=True)
     constraints = tuple(spec.constraints)
 
-    reuse = reuse or {}
-    recorded = {
-        name: found
-        for name, where in reuse.items()
-        if (found := recorded_run(where / gdir.name, name, progress)) is not None
-    }
+    recorded: dict[str, tuple[SystemRun, str]] = {}
+    for name, where in (reuse or {}).items():
+        found = recorded_run(where / gdir.name, name, progress)
+        if found is None:
+            progress.say(f"{spec.name}: no {name} run of this goal in {where}: running it")
+        else:
+            recorded[name] = found
     model_names = [m for _, m in recorded.values()]
     if "swarm" in recorded:
         swarm = recorded["swarm"][0]
-        shutil.copyfile(reuse["swarm"] / gdir.name / "swarm.jsonl", gdir / "swarm.jsonl")
+        log = (reuse or {})["swarm"] / gdir.name / "swarm.jsonl"
+        if log.resolve() != (gdir / "swarm.jsonl").resolve():
+            shutil.copyfile(log, gdir / "swarm.jsonl")
     else:
         progress.say(f"{spec.name}: swarm: {shlex.join(swarm_command(spec_path, gdir, timeout, cache))}")
         tree, plan, work = run_swarm(

@@ -150,9 +150,11 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
 
     # --reuse swarm=DIR: the swarm's event log is folded again, only the baselines run
     third = tmp_path / "third"
-    proc = _bench_tiny(third, "--reuse", f"swarm={out}")
+    # (a directory without this goal's run: said, and that system runs)
+    proc = _bench_tiny(third, "--reuse", f"swarm={out}", "--reuse", f"one-shot={tmp_path}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "swarm recorded in" in proc.stderr and "swarm done" not in proc.stderr
+    assert f"no one-shot run of this goal in {tmp_path}: running it" in proc.stderr
     assert "one-shot done" in proc.stderr and "single agent done" in proc.stderr
     again_swarm = _strict_json(third / "tiny" / "metrics.json")["systems"]["swarm"]
     for key in ("metrics", "scorer_disagreement", "revisions_passing", "wall_seconds", "tokens"):
