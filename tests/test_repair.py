@@ -232,7 +232,7 @@ def test_a_result_its_facts_rule_out_is_named() -> None:
 @pytest.mark.parametrize(
     ("text", "days", "said"),
     [
-        # five museum visits on five dates for a one-day task (a recorded japan run)
+        # museum visits nine days apart for a one-day task (as in every recorded japan run)
         (
             "- Museum A on April 10th\n- Museum B on April 12th\n- Museum C on April 18th",
             1,
