@@ -64,19 +64,16 @@ def strip_markdown(text: str) -> str:
 
 
 _HAS_WORD = re.compile(r"[^\W_]")
+_FENCES = ("```", "~~~")
 
 
 def cut_repeats(text: str, limit: int = REPEAT_LIMIT) -> tuple[str, bool]:
     """Drop the later copies of any non-empty line seen ``limit`` or more times; return the
     cleaned text and whether a loop was found. Repeated blank lines are squeezed too. A line
-    without a letter or digit (``{``, ``},``, ``---``) is structure, not a loop; so is a code
-    fence (```` ```sh ````: one per block)."""
+    without a letter or digit (``{``, ``---``) or a code fence (one per block) is no loop."""
     lines = text.splitlines()
-    counts = Counter(
-        k
-        for k in (ln.strip().lower() for ln in lines)
-        if _HAS_WORD.search(k) and not k.startswith(("```", "~~~"))
-    )
+    keys = [ln.strip().lower() for ln in lines]
+    counts = Counter(k for k in keys if _HAS_WORD.search(k) and not k.startswith(_FENCES))
     looping = {k for k, n in counts.items() if n >= limit}
     seen: set[str] = set()
     out: list[str] = []
@@ -386,18 +383,13 @@ def parse_score(text: str) -> int:
 
 
 def parse_execution(text: str, *, max_chars: int = MAX_OUTPUT, goal: str = "") -> str:
-    """Clean an executor answer: unwrap a lone fence, drop an echoed breadcrumb ("- <goal> > Tokyo
-    - Visit Senso-ji" keeps "- Visit Senso-ji", a bare one goes), cut loops, bound the length.
-    Code blocks inside the answer keep their fences, closing ones included."""
-    text = text.strip()
-    if text.startswith("```"):
-        text = unfence(text)
+    """Clean an executor answer: unwrap a lone fence (inner code blocks keep theirs), drop an echoed
+    breadcrumb ("- <goal> > Tokyo - Visit Senso-ji" keeps "- Visit Senso-ji"), cut loops, bound it."""
+    text = unfence(text.strip()) if text.strip().startswith("```") else text.strip()
     if goal:
         crumb = re.compile(rf"^(\s*(?:[-*•]\s*)?){re.escape(goal)}\s*>[^\n]*?(?:\s+-\s+|:\s+|$)", re.M)
-        # lines left with no word go (a bare breadcrumb), but not a code fence's closing line
-        text = "\n".join(
-            ln for ln in crumb.sub(r"\1", text).splitlines() if re.search(r"\w|^\s*(```|~~~)", ln)
-        )
+        kept = crumb.sub(r"\1", text).splitlines()  # a bare breadcrumb goes; a closing fence stays
+        text = "\n".join(ln for ln in kept if re.search(r"\w", ln) or ln.strip().startswith(_FENCES))
     text, _ = cut_repeats(text)
     if not re.search(r"\w", text):
         raise OutputError("the answer was empty")
