@@ -628,6 +628,9 @@ def run_single_agent(
             out.append(node)
         return list(reversed(out))
 
+    def siblings_of(node: AgentNode) -> list[AgentNode]:
+        return [nodes[c] for c in nodes[node.parent].children if c != node.id] if node.parent else []
+
     def step(what: str, node: AgentNode) -> None:
         progress.say(
             f"{spec.name}: single agent: {what} {node.title[:60]!r} (depth {node.depth}); "
@@ -640,8 +643,6 @@ def run_single_agent(
         if node.leaf:
             continue
         step("decompose", node)
-        parent = nodes[node.parent] if node.parent else None
-        siblings = [nodes[c] for c in parent.children if c != node.id] if parent else []
         work.calls += 1
         try:
             # the swarm's decomposer, self-check and repairs included: (b) differs from the
@@ -651,7 +652,7 @@ def run_single_agent(
                 spec,
                 node,
                 chain(node),
-                siblings,
+                siblings_of(node),
                 strategy,
                 (),
                 counts=counts,
@@ -682,17 +683,13 @@ def run_single_agent(
         work.calls += 1
         # as the swarm's executors write a leaf: its sibling leaves named in the prompt, and a
         # result that repeats one written before it under the same parent written once more
-        siblings = [nodes[c] for c in nodes[node.parent].children if c != node.id] if node.parent else []
-        earlier = (
-            [s.result for s in siblings[: nodes[node.parent].children.index(node.id)] if s.result]
-            if node.parent
-            else []
-        )
+        # (leaves are written in order: the siblings with a result are the earlier ones)
+        siblings, ancestors = siblings_of(node), chain(node)
         try:
-            output = execute(counting, spec, node, chain(node), siblings=siblings, counts=counts)
-            repeated = repeats_of(output, earlier)
+            output = execute(counting, spec, node, ancestors, siblings=siblings, counts=counts)
+            repeated = repeats_of(output, [s.result for s in siblings if s.result])
             if repeated:
-                output = redo(counting, spec, node, chain(node), repeated, siblings=siblings, counts=counts)
+                output = redo(counting, spec, node, ancestors, repeated, siblings=siblings, counts=counts)
             node.result = output
         except ModelError as exc:
             node.failure = str(exc)
@@ -781,6 +778,17 @@ def tree_from_json(rows: Sequence[Mapping[str, Any]]) -> QTree | None:
     return QTree(nodes, rows[0]["id"])
 
 
+RECORDED_INFO = (
+    "strategy",
+    "swarm_tokens",
+    "context_cap",
+    "prompt_tokens_estimate",
+    "max_tokens",
+    "cut_at_cap",
+)
+"""The per-system facts a recorded run carries over besides its work figures."""
+
+
 def recorded_run(gdir: Path, name: str, progress: Progress) -> tuple[SystemRun, str] | None:
     """System ``name``'s run in an earlier ``bench/quality.py`` run of this goal (``gdir``: its
     metrics.json and trees.json; for the swarm, its event log, folded again), re-scored by
@@ -816,17 +824,6 @@ def recorded_run(gdir: Path, name: str, progress: Progress) -> tuple[SystemRun, 
         run = SystemRun(name, tree_from_json(t.get(name, [])), work, info=info)
     progress.say(f"{m.get('goal', '?')}: {name} recorded in {gdir}, not run again")
     return run, str(m.get("model", "?"))
-
-
-RECORDED_INFO = (
-    "strategy",
-    "swarm_tokens",
-    "context_cap",
-    "prompt_tokens_estimate",
-    "max_tokens",
-    "cut_at_cap",
-)
-"""The per-system facts a recorded run carries over besides its work figures."""
 
 
 @dataclass
@@ -890,17 +887,18 @@ def run_goal(
     gdir.mkdir(parents=True, exist_ok=True)
     constraints = tuple(spec.constraints)
 
+    reuse = reuse or {}
     recorded: dict[str, tuple[SystemRun, str]] = {}
-    for name, where in (reuse or {}).items():
-        found = recorded_run(where / gdir.name, name, progress)
+    for system, where in reuse.items():
+        found = recorded_run(where / gdir.name, system, progress)
         if found is None:
-            progress.say(f"{spec.name}: no {name} run of this goal in {where}: running it")
+            progress.say(f"{spec.name}: no {system} run of this goal in {where}: running it")
         else:
-            recorded[name] = found
+            recorded[system] = found
     model_names = [m for _, m in recorded.values()]
     if "swarm" in recorded:
         swarm = recorded["swarm"][0]
-        log = (reuse or {})["swarm"] / gdir.name / "swarm.jsonl"
+        log = reuse["swarm"] / gdir.name / "swarm.jsonl"
         if log.resolve() != (gdir / "swarm.jsonl").resolve():
             shutil.copyfile(log, gdir / "swarm.jsonl")
     else:

@@ -385,7 +385,8 @@ def parse_score(text: str) -> int:
 def parse_execution(text: str, *, max_chars: int = MAX_OUTPUT, goal: str = "") -> str:
     """Clean an executor answer: unwrap a lone fence (inner code blocks keep theirs), drop an echoed
     breadcrumb ("- <goal> > Tokyo - Visit Senso-ji" keeps "- Visit Senso-ji"), cut loops, bound it."""
-    text = unfence(text.strip()) if text.strip().startswith("```") else text.strip()
+    text = text.strip()
+    text = unfence(text) if text.startswith("```") else text
     if goal:
         crumb = re.compile(rf"^(\s*(?:[-*•]\s*)?){re.escape(goal)}\s*>[^\n]*?(?:\s+-\s+|:\s+|$)", re.M)
         kept = crumb.sub(r"\1", text).splitlines()  # a bare breadcrumb goes; a closing fence stays

@@ -338,18 +338,19 @@ def execute(
     tally = counts if counts is not None else TaskCounts()
     ask = _Ask(spec, leaf, ancestors, siblings)
     output = _write(model, ask, tally)
-    repeated = repeats_of(output, sibling_results)
-    broken = contradicted_facts(output, leaf.facts)
-    # _write kept a result whose every item does a sibling's task whole: nothing of its own is left
-    astray = off_task(output, leaf.title, [s.title for s in siblings], _context(ask))
+
+    def faults(text: str) -> tuple[list[str], list[str], list[str]]:
+        # astray: _write kept a result whose every item does a sibling's task (nothing its own)
+        astray = off_task(text, leaf.title, [s.title for s in siblings], _context(ask))
+        return contradicted_facts(text, leaf.facts), repeats_of(text, sibling_results), astray
+
+    broken, repeated, astray = faults(output)
     tally.astray += bool(astray)
     if repeated or broken or astray:
         avoid = [*broken, *repeated, *astray]
         again = redo(model, spec, leaf, ancestors, avoid, siblings=siblings, counts=tally)
         # kept if it breaks fewer rules (and says more than its task) or says no less
-        faults = contradicted_facts(again, leaf.facts) + repeats_of(again, sibling_results)
-        faults += off_task(again, leaf.title, [s.title for s in siblings], _context(ask))
-        fewer = len(faults) < len(avoid) and not restates(again, leaf.title, leaf.facts)
+        fewer = sum(map(len, faults(again))) < len(avoid) and not restates(again, leaf.title, leaf.facts)
         better = fewer or concrete_lines(again) >= concrete_lines(output)
         return again if better else output
     vague = vague_result(output)

@@ -213,9 +213,8 @@ def restates(text: str, title: str, facts: Mapping[str, object] | None = None) -
     and the words of the task's title and facts ("Explore nearby mountains for 1 day." for
     "Explore nearby mountains" with ``days: 1``)."""
     task = f"{title} " + " ".join(f"{k} {v}" for k, v in (facts or {}).items())
-    return not title_terms(" ".join(w for w in title_words(text) if w not in VERBS and w not in FILLER)) - (
-        title_terms(task)
-    )
+    said = " ".join(w for w in title_words(text) if w not in VERBS and w not in FILLER)
+    return not title_terms(said) - title_terms(task)
 
 
 def concrete_lines(text: str) -> int:
