@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import trio
 
 from specswarm.cli import main
 from specswarm.plan import FoldState
@@ -20,6 +21,7 @@ from specswarm.render import render_plan
 from specswarm.swarm.launcher.progress import Progress
 from specswarm.swarm.launcher.run import Launch, PlanRequest, finish
 from specswarm.swarm.launcher.watch import Outcome
+from specswarm.swarm.observe import observe_until_complete
 from specswarm.swarm.outputs import OutputError, unwritable
 from specswarm.testing.synth import Swarm
 
@@ -158,3 +160,23 @@ def test_a_plan_that_cannot_be_written_at_the_end_is_kept_in_the_run_directory(
     assert len(read_event_log(rundir / "events.jsonl").events) == len(state)
     assert (rundir / "events.jsonl.keys.json").exists()  # --resume takes the log from there
     assert json.loads((rundir / "report.json").read_text())["exit_code"] == 1
+
+
+def test_an_observer_that_cannot_write_its_plan_prints_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], converged: Swarm
+) -> None:
+    plan = FoldState(converged.events).plan()
+
+    class Converged:  # the node an observer watches, already complete
+        def plan(self) -> object:
+            return plan
+
+    (tmp_path / "afile").write_text("")
+    out = tmp_path / "afile" / "plan.md"
+    with pytest.raises(OutputError) as caught:
+        trio.run(observe_until_complete, Converged(), "markdown", out)
+    assert (
+        str(caught.value)
+        == f"cannot write the plan to {out}: {tmp_path}/afile is not a directory; it is on stdout"
+    )
+    assert capsys.readouterr().out == render_plan(plan, "markdown")

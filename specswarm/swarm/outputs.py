@@ -118,8 +118,9 @@ def keep(
     write: Callable[[Path | None], None], places: Sequence[Path | None], what: str
 ) -> tuple[Path | None, str | None]:
     """Write an output with ``write(place)`` to the first of ``places`` that takes it (None:
-    stdout). Returns that place (None when none did) and, when the first failed, one line
-    saying why and where ``what`` is instead (None when the first took it)."""
+    stdout). Returns that place (None also when none did) and, when the first failed, one line
+    saying why and where ``what`` is instead, or that no place took it (None when the first
+    took it)."""
     failures: list[str] = []
     for place in places:
         try:
@@ -132,7 +133,7 @@ def keep(
             return place, None
         return place, f"cannot write {what} to {failures[0]}; " + "".join(
             f"nor to {f}; " for f in failures[1:]
-        ) + f"it is in {_name(place)}"
+        ) + ("it is on stdout" if place is None else f"it is in {place}")
     return None, f"cannot write {what} to " + "; nor to ".join(failures)
 
 
