@@ -53,6 +53,10 @@ CASES = {
         ["plan", GOAL, "--cache", "afile/c"],
         "--cache {tmp}/afile/c: cannot use it as the answer cache: {tmp}/afile is not a directory",
     ),
+    "plan --resume a missing log": (
+        ["plan", GOAL, "--resume", "missing.jsonl"],
+        "--resume missing.jsonl: cannot read the event log: No such file or directory",
+    ),
     "render a missing log": (
         ["render", "missing.jsonl"],
         "missing.jsonl: cannot read event log: No such file or directory",

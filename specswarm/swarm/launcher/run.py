@@ -30,7 +30,7 @@ from specswarm.swarm.launcher.prepare import PreparedRun, keys_path, prepare_run
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
-from specswarm.swarm.outputs import OutputError, check_directory, check_output, keep, unwritable
+from specswarm.swarm.outputs import OutputError, check_directory, check_output, keep, reason, unwritable
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 
@@ -129,7 +129,7 @@ def prepare(request: PlanRequest) -> Launch:
     from specswarm.spec import load_spec
 
     spec = load_spec(request.spec_path)
-    check_outputs(request)
+    check_paths(request)
     check_launchable(spec)
     check_models(spec)
     cache = answer_cache(request, spec)
@@ -151,10 +151,18 @@ def prepare(request: PlanRequest) -> Launch:
     return launch
 
 
-def check_outputs(request: PlanRequest) -> None:
-    """Every file the run writes where the user said (``--out``, ``--events`` and the keys kept
-    beside it, ``--report``) can be written: else a UsageError (exit 2) naming the option, before
-    any peer starts. Nothing is left behind and no existing file is changed."""
+def check_paths(request: PlanRequest) -> None:
+    """The log to resume from (``--resume``) can be read, and every file the run writes where
+    the user said (``--out``, ``--events`` and the keys kept beside it, ``--report``) can be
+    written: else a UsageError (exit 2) naming the option, before any peer starts. Nothing is
+    left behind and no existing file is changed."""
+    if request.resume is not None:
+        try:
+            open(request.resume, "rb").close()
+        except OSError as exc:
+            raise UsageError(
+                f"--resume {request.resume}: cannot read the event log: {reason(exc, request.resume)}"
+            ) from None
     events = request.events_path
     for path, option, what in (
         (request.out, "--out", "the plan"),
