@@ -11,7 +11,8 @@
     ├── EndpointError               a model endpoint cannot serve the spec (exit 2): names the field
     ├── TemplateError               a user template cannot be loaded or rendered (``specswarm.render``)
     │   └── PromptTemplateError     a prompt template fails on a task's data (exit 2)
-    ├── UsageError                  a command's input that is not a spec is wrong (exit 2)
+    ├── UsageError                  a command's input that is not a spec is wrong (exit 2): a group
+    │                               file, an unreadable event log, an output it cannot write
     ├── TransportError              libp2p / network problems (bad multiaddr, dial failure, no answer)
     └── RunError                    a run did not converge (names stuck nodes and why)
         └── InterruptedRunError     a run or a peer was stopped by a signal (exit 130)

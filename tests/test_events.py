@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from specswarm.errors import EventError
+from specswarm.errors import EventError, UsageError
 from specswarm.protocol.canonical import canonical_bytes, digest, sha256_hex
 from specswarm.protocol.events import (
     DOMAIN,
@@ -440,5 +440,6 @@ def test_event_log_reports_bad_lines_with_line_numbers(tmp_path) -> None:
 
 
 def test_event_log_missing_file(tmp_path) -> None:
-    with pytest.raises(EventError, match=r"missing\.jsonl: cannot read event log: "):
+    with pytest.raises(UsageError, match=r"missing\.jsonl: cannot read event log: ") as caught:
         read_event_log(tmp_path / "missing.jsonl")
+    assert caught.value.exit_code == 2  # unreadable input, as for every command

@@ -38,14 +38,19 @@ class Role(str, Enum):
     observer = "observer"
 
 
-def _exit(exc: SpecSwarmError | KeyboardInterrupt) -> NoReturn:
+def _exit(exc: SpecSwarmError | KeyboardInterrupt | OSError) -> NoReturn:
     """Print what stopped a command, in red on stderr, and exit with its code.
 
     A TransportError reads ``error: ...``; an error with no message (a peer stopped by
     Ctrl-C) prints nothing; Ctrl-C outside any command's own handling reads ``interrupted``.
+    An OSError no command turned into words reads ``error: PATH: what the system says``, exit 2
+    when it names a path (a file or directory given that cannot be read or written), else 1.
     """
     if isinstance(exc, KeyboardInterrupt):
         message, code = "interrupted", InterruptedRunError.exit_code
+    elif isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        message, code = f"error: {where}{exc.strerror or exc}", 2 if exc.filename is not None else 1
     else:
         message, code = str(exc), exc.exit_code
         if isinstance(exc, TransportError):
@@ -53,6 +58,14 @@ def _exit(exc: SpecSwarmError | KeyboardInterrupt) -> NoReturn:
     if message:
         typer.secho(message, fg=typer.colors.RED, err=True)
     sys.exit(code)
+
+
+def _check_output(path: Path | None, option: str, what: str) -> None:
+    """``path`` (when given) can be written: else one line naming ``option``, exit 2."""
+    if path is not None:
+        from specswarm.swarm.outputs import check_output
+
+        check_output(path, option, what)
 
 
 def _write_output(text: str, out: Path | None) -> None:
@@ -127,6 +140,7 @@ def render(
     from specswarm.protocol.events import read_event_log
     from specswarm.render import render_plan
 
+    _check_output(out, "--out", "the plan")
     log = read_event_log(events)
     if log.rejected:
         typer.secho(
@@ -276,6 +290,9 @@ def peer(
     """Run one peer of a swarm (spread a swarm over several machines)."""
     from specswarm.swarm.peer import peer_config, run_peer_cli
 
+    _check_output(events, "--events", "the event log")
+    if key is not None and not key.exists():  # an existing key is only read
+        _check_output(key, "--key", "the peer's key")
     config = peer_config(
         role=role.value,
         spec=spec,
@@ -318,6 +335,8 @@ def observe(
     """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
     from specswarm.swarm.peer import peer_config, run_peer_cli
 
+    _check_output(out, "--out", "the plan")
+    _check_output(events, "--events", "the event log")
     config = peer_config(
         role="observer",
         spec=None,
@@ -347,5 +366,5 @@ _register_subapps()
 def main() -> None:
     try:
         app()
-    except (SpecSwarmError, KeyboardInterrupt) as exc:
+    except (SpecSwarmError, KeyboardInterrupt, OSError) as exc:
         _exit(exc)

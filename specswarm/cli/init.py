@@ -178,9 +178,13 @@ def render_spec(kind: str, goal: str, target: Path, schema: str | None = None) -
 def run_init(file: Path | None, kind: str, goal: str | None, force: bool, schema: str | None) -> None:
     """The ``init`` command: ask for the goal if need be, write the spec, validate it."""
     from specswarm.spec import load_spec
+    from specswarm.swarm.outputs import reason, unwritable
 
     if file is not None and file.exists() and not force:
         refuse(f"{file} exists; pass --force to overwrite it")
+    why = unwritable(file) if file is not None else None  # before asking for the goal
+    if why is not None:
+        refuse(f"{file}: cannot write the spec there: {why}")
     if goal is None:
         if not stdin_is_terminal():
             refuse("no goal: pass --goal TEXT (on a terminal, init asks for it)")
@@ -196,10 +200,10 @@ def run_init(file: Path | None, kind: str, goal: str | None, force: bool, schema
         text, notes = render_spec(kind, goal, target, schema)
         with open(target, "w" if force else "x", encoding="utf-8") as fh:
             fh.write(text)
-    except FileExistsError:
-        refuse(f"{target} exists; pass --force to overwrite it")
     except OSError as exc:
-        refuse(f"cannot write {target}: {exc.strerror or exc}")
+        if isinstance(exc, FileExistsError) and target.exists():  # made meanwhile
+            refuse(f"{target} exists; pass --force to overwrite it")
+        refuse(f"{target}: cannot write the spec there: {reason(exc, target)}")
     typer.echo(f"wrote {target} ({kind})", err=True)
     for note in notes:
         typer.secho(f"note: {note}", fg=typer.colors.YELLOW, err=True)

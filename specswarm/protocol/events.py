@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from jsonschema import Draft202012Validator
 
-from specswarm.errors import EventError
+from specswarm.errors import EventError, UsageError
 from specswarm.protocol.bodies import Body, RunBody, parse_body
 from specswarm.protocol.canonical import canonical_bytes, digest, sha256_hex
 from specswarm.protocol.identity import Identity, public_key_from_peer_id, verify_signature
@@ -260,22 +260,24 @@ class EventLog:
 
 
 def read_event_log(path: Path, run: str | None = None) -> EventLog:
-    """Read a JSON-lines event log, verifying every line. Bad lines are reported, not fatal."""
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise EventError(f"{path}: cannot read event log: {exc.strerror}") from None
+    """Read a JSON-lines event log, verifying every line. Bad lines are reported, not fatal; a
+    file that cannot be read, or is not UTF-8 text, is a UsageError (exit 2) naming it."""
     events: list[Event] = []
     rejected: list[tuple[int, str]] = []
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            event, reason = check_event(line.strip(), run)
-            if event is None:
-                rejected.append((lineno, reason))
-            else:
-                events.append(event)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                event, reason = check_event(line.strip(), run)
+                if event is None:
+                    rejected.append((lineno, reason))
+                else:
+                    events.append(event)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read event log: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: cannot read event log: not UTF-8 text") from None
     return EventLog(events, rejected)
 
 

@@ -29,14 +29,19 @@ def model_work(plan: Plan) -> int:
 
 
 async def observe_until_complete(node: Node, fmt: str, out: Path | None) -> None:
-    """Show the plan until it is complete, then write it as ``fmt`` to ``out`` (or stdout)."""
+    """Show the plan until it is complete, then write it as ``fmt`` to ``out`` (or stdout);
+    should ``out`` fail then, to stdout, and raise the OutputError that says so."""
     from specswarm.render import render_plan, write_output
+    from specswarm.swarm.outputs import OutputError, keep
 
     if sys.stderr.isatty():
         plan = await _live(node)
     else:
         plan = await _snapshots(node)
-    write_output(render_plan(plan, fmt), out)
+    text = render_plan(plan, fmt)
+    _, note = keep(lambda place: write_output(text, place), [out, None] if out else [None], "the plan")
+    if note is not None:
+        raise OutputError(note)
     if out:
         print(f"wrote {out}", file=sys.stderr)
 

@@ -220,7 +220,7 @@ def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
 
 def run_configs(main: Callable[[T], Awaitable[None]], arg: T) -> None:
     """Run ``main(arg)`` (one peer, or a group) under trio and raise what stopped it as one of the
-    project's errors."""
+    project's errors (or the OSError of a file it could not read or write)."""
     worker.prepare()  # the model's thread first in the CPU queue, every peer's networking after it
     try:
         trio.run(main, arg)
@@ -232,7 +232,7 @@ def run_configs(main: Callable[[T], Awaitable[None]], arg: T) -> None:
             raise TransportError(NO_RUN) from None
         if isinstance(error, KeyboardInterrupt):  # pragma: no cover - as above
             raise InterruptedRunError() from None
-        if isinstance(error, SpecSwarmError):
+        if isinstance(error, SpecSwarmError | OSError):  # the CLI says either in one line
             raise error from None
         raise
 

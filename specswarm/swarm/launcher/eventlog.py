@@ -37,15 +37,18 @@ class LogTail:
 
 
 def collect_events(run: PreparedRun, peers: Sequence[PeerProc]) -> FoldState:
-    """Fold the resumed events and every peer's own log, and write the union to
-    ``run.events_path`` in (lamport, author, id) order."""
+    """Fold the resumed events and every peer's own log: the union of the run's events."""
     state = FoldState(run.preload)
     state.apply(run.run_event)
     for p in peers:
         if p.events.exists():
             for e in read_event_log(p.events, run.run).events:
                 state.apply(e)
-    run.events_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(run.events_path, "w", encoding="utf-8") as fh:
-        write_event_log(sorted(state.events(), key=lambda e: e.order), fh)
     return state
+
+
+def write_events(state: FoldState, path: Path) -> None:
+    """Write the events of ``state`` to ``path`` (parents created) in (lamport, author, id) order."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        write_event_log(sorted(state.events(), key=lambda e: e.order), fh)

@@ -3,8 +3,8 @@
 Its steps: :func:`prepare` the launch (load and check the spec, check the model endpoints it
 names, a new or resumed run, one peer per seat of the roster),
 :func:`~specswarm.swarm.launcher.watch.run_swarm` (start and watch the peers, restarting those
-that die), :func:`~specswarm.swarm.launcher.eventlog.collect_events` (the union event log) and
-:func:`finish` (the report; the rendered plan, or the error why there is none:
+that die), :func:`~specswarm.swarm.launcher.eventlog.collect_events` (the union of the peers' events) and
+:func:`finish` (the event log, the report; the rendered plan, or the error why there is none:
 :class:`~specswarm.errors.RunError` when it timed out or can no longer complete,
 :class:`PeerFailedError` when a peer stopped on an error a restart would meet again).
 """
@@ -18,18 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from specswarm.errors import InterruptedRunError, RunError, SpecError, SpecSwarmError
-from specswarm.plan import FoldState
+from specswarm.errors import InterruptedRunError, RunError, SpecError, SpecSwarmError, UsageError
+from specswarm.plan import FoldState, Plan
 from specswarm.render.tree import tree_text
 from specswarm.spec import GoalSpec
 from specswarm.swarm.launcher.diagnose import write_report
-from specswarm.swarm.launcher.eventlog import collect_events
+from specswarm.swarm.launcher.eventlog import collect_events, write_events
 from specswarm.swarm.launcher.heal import RestartPolicy
 from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
-from specswarm.swarm.launcher.prepare import PreparedRun, prepare_run
+from specswarm.swarm.launcher.prepare import PreparedRun, keys_path, prepare_run
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
+from specswarm.swarm.outputs import OutputError, check_directory, check_output, keep, reason, unwritable
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 
@@ -39,13 +40,6 @@ class PeerFailedError(RunError):
     run was stopped at once. The message is the peer's own last line."""
 
     exit_code: ClassVar[int] = DETERMINISTIC_EXIT
-
-
-class CacheDirError(SpecSwarmError):
-    """The answer cache (``--cache`` or the spec's ``cache``) cannot be a directory: a usage
-    error, before any peer starts."""
-
-    exit_code: ClassVar[int] = 2
 
 
 @dataclass(frozen=True)
@@ -135,6 +129,7 @@ def prepare(request: PlanRequest) -> Launch:
     from specswarm.spec import load_spec
 
     spec = load_spec(request.spec_path)
+    check_paths(request)
     check_launchable(spec)
     check_models(spec)
     cache = answer_cache(request, spec)
@@ -156,20 +151,41 @@ def prepare(request: PlanRequest) -> Launch:
     return launch
 
 
+def check_paths(request: PlanRequest) -> None:
+    """The log to resume from (``--resume``) can be read, and every file the run writes where
+    the user said (``--out``, ``--events`` and the keys kept beside it, ``--report``) can be
+    written: else a UsageError (exit 2) naming the option, before any peer starts. Nothing is
+    left behind and no existing file is changed."""
+    if request.resume is not None:
+        try:
+            open(request.resume, "rb").close()
+        except OSError as exc:
+            raise UsageError(
+                f"--resume {request.resume}: cannot read the event log: {reason(exc, request.resume)}"
+            ) from None
+    events = request.events_path
+    for path, option, what in (
+        (request.out, "--out", "the plan"),
+        (events, "--events", "the event log"),
+        (request.report, "--report", "the run report"),
+    ):
+        if path is not None:
+            check_output(path, option, what)
+    why = unwritable(keys_path(events)) if events is not None else None
+    if events is not None and why is not None:
+        raise UsageError(
+            f"--events {events}: cannot write the run's keys beside it ({keys_path(events).name}): {why}"
+        )
+
+
 def answer_cache(request: PlanRequest, spec: GoalSpec) -> Path | None:
     """The answer cache directory of the launch (``--cache``, else the spec's), created now: a
-    path that cannot be a directory is a usage error (exit 2) before any peer starts."""
+    path that cannot be a directory written in is a usage error (exit 2) before any peer starts."""
     cache = request.cache or spec.cache
     if cache is None:
         return None
     cache = cache.expanduser().resolve()
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        where = "--cache" if request.cache else "cache"
-        raise CacheDirError(
-            f"{where} {str(cache)!r}: cannot use it as the answer cache: {exc.strerror or exc}"
-        ) from None
+    check_directory(cache, "--cache" if request.cache else "cache", "the answer cache")
     return cache
 
 
@@ -208,37 +224,82 @@ def check_models(spec: GoalSpec) -> None:
 
 
 def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
-    """Write the report; then render the plan, or raise the error why there is none."""
+    """Write the event log, the plan (or the plan so far) and the report; raise the error why
+    there is no plan, if any. An output that cannot be written where asked goes to the run's
+    directory instead, and the error says where (:class:`OutputError` after a complete run)."""
+    launch, kept = keep_events(launch, state)
     final = state.plan()
     done = summary(final, launch.peers, launch.progress)
     launch.progress.close(final, launch.peers)  # the last frame and the summary table
-    error = _failure(launch, outcome, len(state), done)
+    error: SpecSwarmError | None = _failure(launch, outcome, len(state), done)
     request = launch.request
-    if request.report is not None:
-        wall = time.monotonic() - launch.progress.started
-        code = error.exit_code if error else 0
-        notes = [(t - launch.progress.started, text) for t, text in outcome.notes]
-        cache = next((p.cache for p in launch.peers if p.cache is not None), None)
-        write_report(request.report, final, launch.peers, code, wall, outcome.reasons, notes, cache)
-    from specswarm.render import render_plan, write_output
-
     output = launch.spec.output
+    fmt = request.fmt or output.format
+    rundir = launch.run.workdir
+    # the plan: where asked, else in the run's directory, else on stdout
+    places = [request.out, rundir / f"plan.{'json' if fmt == 'json' else 'md'}"]
+    places += [None] if request.out is not None else []
+
+    def plan_to(what: str) -> Path | None:
+        from specswarm.render import render_plan, write_output
+
+        text = render_plan(final, fmt, output.template)
+        where, note = keep(lambda place: write_output(text, place), places, what)
+        kept.append(note)
+        return where
+
+    if error is not None and not isinstance(error, InterruptedRunError):
+        if not launch.progress.live:  # the live view's last frame shows it already
+            print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
+        if request.out is not None and final.root is not None:
+            # every run delivers: the plan so far, its open and stuck nodes marked as such
+            where = plan_to("the partial plan")
+            if where is not None:
+                launch.progress.say(f"partial plan written to {where} (incomplete nodes marked)")
+    where = plan_to("the plan") if error is None else None
+    if error is None:
+        launch.progress.say(
+            f"plan complete: digest {final.digest[:16]}, content {final.content_digest[:16]}; {done}"
+        )
+    if request.report is not None:
+        code = error.exit_code if error else OutputError.exit_code if any(kept) else 0
+        kept.append(write_run_report(launch, outcome, final, code))
+    notes = "\n".join(note for note in kept if note)
+    if notes and error is None:
+        error = OutputError(f"{notes}\nevents: {launch.run.events_path}")
+    elif notes and error is not None:
+        error.args = (f"{error}\n{notes}",)
     if error is not None:
-        if not isinstance(error, InterruptedRunError):
-            if not launch.progress.live:  # the live view's last frame shows it already
-                print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
-            if request.out is not None and final.root is not None:
-                # every run delivers: the plan so far, its open and stuck nodes marked as such
-                write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
-                launch.progress.say(f"partial plan written to {request.out} (incomplete nodes marked)")
         raise error
-    write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
-    launch.progress.say(
-        f"plan complete: digest {final.digest[:16]}, content {final.content_digest[:16]}; {done}"
-    )
-    launch.progress.say(
-        f"events: {launch.run.events_path}" + (f"; plan: {request.out}" if request.out else "")
-    )
+    launch.progress.say(f"events: {launch.run.events_path}" + (f"; plan: {where}" if where else ""))
+
+
+def keep_events(launch: Launch, state: FoldState) -> tuple[Launch, list[str | None]]:
+    """Write the union event log where the run keeps it; should that fail, in the run's
+    directory, with the run's keys beside it (so that ``--resume`` takes it), and the launch
+    from then on names that place. Returns the launch and the note of what failed (or None)."""
+    run = launch.run
+    places = list(dict.fromkeys([run.events_path, run.workdir / "events.jsonl"]))
+    where, note = keep(lambda place: write_events(state, place or run.events_path), places, "the event log")
+    if where is not None and where != run.events_path:
+        run.keys.save(keys_path(where))
+        launch = dataclasses.replace(launch, run=dataclasses.replace(run, events_path=where))
+    return launch, [note]
+
+
+def write_run_report(launch: Launch, outcome: Outcome, final: Plan, code: int) -> str | None:
+    """Write the JSON report of a run ending with exit ``code`` (``--report``; should that fail,
+    in the run's directory); the note of what failed, or None."""
+    assert launch.request.report is not None
+    wall = time.monotonic() - launch.progress.started
+    notes = [(t - launch.progress.started, text) for t, text in outcome.notes]
+    cache = next((p.cache for p in launch.peers if p.cache is not None), None)
+
+    def report(place: Path | None) -> None:
+        assert place is not None
+        write_report(place, final, launch.peers, code, wall, outcome.reasons, notes, cache)
+
+    return keep(report, [launch.request.report, launch.run.workdir / "report.json"], "the run report")[1]
 
 
 def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunError | None:
