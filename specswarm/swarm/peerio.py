@@ -53,7 +53,7 @@ class StatusPrinter:
             try:
                 sys.stdout.write(json.dumps(status, separators=(",", ":")) + "\n")
                 sys.stdout.flush()
-            except BrokenPipeError:  # the launcher is gone: its lifeline ends this process
+            except BrokenPipeError:  # the launcher is gone (lifeline.run_stoppable ends this process)
                 detach_stdout()
             return
         now = time.monotonic()

@@ -168,7 +168,7 @@ def _child(
     tie to the fork server (:mod:`~specswarm.swarm.lifeline`), then the CLI."""
     server = sys.modules.get(f"{__package__}.freeze")
     parent = getattr(server, "SERVER_PID", None) or os.getppid()
-    lifeline.release_fork_server()  # the server exits with the launcher, and so wakes the next line
+    lifeline.release_fork_server()  # so the server exits with the launcher: the SIGTERM asked for here
     lifeline.die_with_parent()
     os.setsid()
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
