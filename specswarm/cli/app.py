@@ -76,6 +76,11 @@ def _write_output(text: str, out: Path | None) -> None:
         typer.echo(f"wrote {out}", err=True)
 
 
+class SpecChanged(str, Enum):
+    original = "original"
+    new = "new"
+
+
 class Kind(str, Enum):
     trip = "trip"
     software = "software"
@@ -201,6 +206,15 @@ def plan(
     resume: Annotated[
         Path | None, typer.Option("--resume", help="Continue from an event log written by --events.")
     ] = None,
+    spec_changed: Annotated[
+        SpecChanged | None,
+        typer.Option(
+            "--spec-changed",
+            help="With --resume, when SPEC was edited since the run began: 'original' resumes the run "
+            "with the spec it began with (the edits unused), 'new' starts a new run of the edited spec. "
+            "Without it such a run exits 2 naming the changed fields.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")] = False,
     report: Annotated[
         Path | None,
@@ -232,6 +246,8 @@ def plan(
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
 
+    if spec_changed is not None and resume is None:
+        _refuse("--spec-changed goes with --resume LOG (it says which spec a resumed run goes on with)")
     run_plan(
         spec,
         fmt=format.value if format else None,
@@ -244,6 +260,7 @@ def plan(
         restart=not no_restart,
         cache=cache,
         peers_per_process=peers_per_process,
+        spec_changed=spec_changed.value if spec_changed else None,
     )
 
 

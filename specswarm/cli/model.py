@@ -124,20 +124,15 @@ def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
-def _watch_parent(parent: int) -> None:
-    """SIGTERM this process once ``parent`` is gone (it was re-parented): a launcher killed
-    outright leaves no model service behind."""
+def _exit_with(parent: int) -> None:
+    """SIGTERM this process once ``parent`` is no longer its parent (it was re-parented): a
+    launcher killed outright leaves no model service behind."""
     import os
     import signal
-    import threading
-    import time
 
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os.kill(os.getpid(), signal.SIGTERM)
+    from specswarm.swarm.lifeline import watch_parent
 
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    watch_parent(parent, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
 
 @model_app.command()
@@ -180,9 +175,13 @@ def serve(
     from specswarm.model.service import TOKEN_ENV, ModelService
     from specswarm.model.service import serve as bind
     from specswarm.spec import ModelSettings
+    from specswarm.swarm.lifeline import expected_parent
 
     if backend not in ("gpt4all", "llama", "scripted", "replay"):
         raise typer.BadParameter("one of gpt4all, llama, scripted, replay", param_hint="--backend")
+    signal.signal(signal.SIGTERM, _interrupt)  # from here on a SIGTERM ends it as Ctrl-C does
+    if exit_with_parent:  # watched while the model loads too (that can take minutes)
+        _exit_with(expected_parent() or os.getppid())
     settings = ModelSettings(
         backend=backend,  # type: ignore[arg-type]
         file=file,
@@ -208,9 +207,6 @@ def serve(
     service = ModelService(model, os.environ.get(TOKEN_ENV), more=more)
     server = bind(service, port)
     bound = server.server_address[1]
-    signal.signal(signal.SIGTERM, _interrupt)
-    if exit_with_parent:
-        _watch_parent(os.getppid())
     url = f"http://127.0.0.1:{bound}/v1"
     typer.echo(json.dumps({"event": "ready", "url": url, "model": model.name, "pid": os.getpid()}))
     sys.stdout.flush()

@@ -5,7 +5,7 @@ Each peer keeps everything a peer process has: its own identity, its own libp2p 
 own port, its own event log and status lines (which name the peer, so the launcher tells them
 apart on the one stdout). They share the process, its trio loop, its model (one load per
 process) and the verification of gossip (:func:`specswarm.swarm.wire.decode_gossip`: each
-message once per process). A SIGINT/SIGTERM stops them all; a peer that fails stops the
+message once per process). A SIGINT/SIGTERM, or the launcher gone, stops them all; a peer that fails stops the
 process (the launcher restarts the whole group, or not, as it would one peer).
 
 The group file is a JSON list with one object per peer: the options of ``specswarm peer``
@@ -16,13 +16,13 @@ The group file is a JSON list with one object per peer: the options of ``specswa
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from specswarm.errors import InterruptedRunError, UsageError
+from specswarm.errors import UsageError
+from specswarm.swarm.lifeline import run_stoppable
 from specswarm.swarm.peer import PeerConfig, peer_config, run_configs, serve, setup_logging
 
 _PATHS = ("run_file", "key", "events", "cache")
@@ -84,21 +84,9 @@ def run_group(path: Path) -> None:
 
 
 async def _group_main(configs: list[PeerConfig]) -> None:
-    interrupted = False
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
+    async def serve_all() -> None:
+        async with trio.open_nursery() as peers:
+            for config in configs:
+                peers.start_soon(serve, config)
 
-            async def stop_on_signal() -> None:
-                nonlocal interrupted
-                async for signum in signals:
-                    interrupted = signum == signal.SIGINT and not all(c.json_status for c in configs)
-                    nursery.cancel_scope.cancel()
-                    return
-
-            nursery.start_soon(stop_on_signal)
-            async with trio.open_nursery() as peers:
-                for config in configs:
-                    peers.start_soon(serve, config)
-            nursery.cancel_scope.cancel()
-    if interrupted:
-        raise InterruptedRunError()
+    await run_stoppable(serve_all, by_hand=not all(c.json_status for c in configs))

@@ -1,7 +1,8 @@
 """One peer process: ``specswarm peer`` / ``specswarm observe`` (and what ``specswarm plan`` spawns).
 
 Builds the identity, the libp2p transport, the node and its role; stops cleanly
-on SIGINT/SIGTERM (exit 0, no traceback, the event log flushed line by line). A peer
+on SIGINT/SIGTERM (exit 0, no traceback, the event log flushed line by line), and when the
+launcher that started it is gone (exit 1: :mod:`specswarm.swarm.lifeline`). A peer
 restarted with ``--preload`` of its own ``--events`` log resumes from it: it holds what it
 published before (no second join, vote or claim) and appends only events new to the log.
 An error that would stop it again on a restart (one whose ``exit_code`` is
@@ -24,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,6 +40,7 @@ from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, check_event, make_run_event, read_event_log
 from specswarm.protocol.identity import Identity, short_id
 from specswarm.spec import AccessSettings, GoalSpec, ModelSettings
+from specswarm.swarm.lifeline import run_stoppable
 from specswarm.swarm.node import Node
 from specswarm.swarm.peerio import EventLogFile as EventLogFile
 from specswarm.swarm.peerio import StatusPrinter
@@ -246,23 +247,9 @@ def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 async def _main(config: PeerConfig) -> None:
-    """Run the peer of ``config`` until a signal (or, for a human-run observer, convergence)."""
-    interrupted = False
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-
-            async def stop_on_signal() -> None:
-                nonlocal interrupted
-                async for signum in signals:
-                    interrupted = signum == signal.SIGINT and not config.json_status
-                    nursery.cancel_scope.cancel()
-                    return
-
-            nursery.start_soon(stop_on_signal)
-            await serve(config)
-            nursery.cancel_scope.cancel()
-    if interrupted:
-        raise InterruptedRunError()
+    """Run the peer of ``config`` until a signal, its launcher gone (:mod:`.lifeline`) or, for a
+    human-run observer, convergence."""
+    await run_stoppable(lambda: serve(config), by_hand=not config.json_status)
 
 
 async def serve(config: PeerConfig) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -49,8 +50,11 @@ class StatusPrinter:
 
     def __call__(self, status: Mapping[str, Any]) -> None:
         if self.json:
-            sys.stdout.write(json.dumps(status, separators=(",", ":")) + "\n")
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(json.dumps(status, separators=(",", ":")) + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:  # the launcher is gone (lifeline.run_stoppable ends this process)
+                detach_stdout()
             return
         now = time.monotonic()
         if self.role == "observer" or now - self.last_human < 2:
@@ -64,3 +68,13 @@ class StatusPrinter:
             file=sys.stderr,
             flush=True,
         )
+
+
+def detach_stdout() -> None:
+    """Point stdout at the null device: nobody reads the pipe any more, and what is still
+    buffered (or written later, or flushed at exit) must not fail again with a traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

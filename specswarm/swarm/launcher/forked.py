@@ -9,10 +9,11 @@ PSS counts them about once. Measured: nine processes that import what a peer imp
 of PSS exec'd against 104 MiB forked (plus the fork server's own ~90 MiB).
 
 Each peer is still its own OS process (its own session, stdout pipe, stderr log, exit code,
-signals) and runs the same ``specswarm peer`` (or ``peer-group``) command line, as ``python -m specswarm``
-would; :class:`ForkedProcess` gives the launcher the part of
-:class:`trio.Process` it uses. Its command line in ``/proc`` is the fork server's, so the
-launcher writes each seat's pid to ``SEAT.pid`` beside its log.
+signals; it stops when the fork server, and so the launcher, is gone) and runs the same
+``specswarm peer`` (or ``peer-group``) command line, as ``python -m specswarm`` would;
+:class:`ForkedProcess` gives the launcher the part of :class:`trio.Process` it uses. Its
+command line in ``/proc`` is the fork server's, so the launcher writes each seat's pid to
+``SEAT.pid`` beside its log.
 
 On by default on Linux; ``SPECSWARM_FORK=0`` starts every peer by ``exec`` instead (and other
 systems always do: forking after importing system frameworks is unsafe on macOS).
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Protocol
 
 import trio
+
+from specswarm.swarm import lifeline
 
 PRELOAD = [
     "specswarm.cli.app",
@@ -161,7 +164,12 @@ class ForkedProcess:
 def _child(
     argv: Sequence[str], env: Mapping[str, str], log: str, out: multiprocessing.connection.Connection
 ) -> None:
-    """The forked peer: its own session, stdout to the launcher's pipe, stderr to its log, then the CLI."""
+    """The forked peer: its own session, stdout to the launcher's pipe, stderr to its log, its
+    tie to the fork server (:mod:`~specswarm.swarm.lifeline`), then the CLI."""
+    server = sys.modules.get(f"{__package__}.freeze")
+    parent = getattr(server, "SERVER_PID", None) or os.getppid()
+    lifeline.release_fork_server()  # so the server exits with the launcher: the SIGTERM asked for here
+    lifeline.die_with_parent()
     os.setsid()
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.dup2(fd, 2)
@@ -172,11 +180,13 @@ def _child(
     sys.stderr = open(2, "w", encoding="utf-8", buffering=1, errors="backslashreplace", closefd=False)  # noqa: SIM115
     os.environ.clear()
     os.environ.update(env)
+    os.environ[lifeline.PARENT_ENV] = str(parent)
     sys.argv = ["specswarm", *argv]
     runpy.run_module("specswarm", run_name="__main__", alter_sys=True)  # as `python -m specswarm` does
 
 
 async def _exec(cmd: Sequence[str], env: Mapping[str, str], log_path: Path) -> PeerProcess:
+    env = {**env, lifeline.PARENT_ENV: str(os.getpid())}
     with open(log_path, "ab") as fh:
         return await trio.lowlevel.open_process(
             list(cmd),

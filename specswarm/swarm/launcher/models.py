@@ -32,6 +32,7 @@ from specswarm.model.service import TOKEN_ENV
 from specswarm.spec import GoalSpec, ModelSettings
 from specswarm.swarm.launcher.heal import Seats
 from specswarm.swarm.launcher.procs import free_port
+from specswarm.swarm.lifeline import PARENT_ENV
 
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Seconds before restart 1, 2, 3…of a service that died; its length bounds the restarts."""
@@ -137,6 +138,7 @@ def _env(s: ServiceProc) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")
     env[TOKEN_ENV] = s.token
+    env[PARENT_ENV] = str(os.getpid())  # --exit-with-parent: gone with this launcher
     return env
 
 

@@ -1,16 +1,25 @@
 """Prepare a launch: a new run (fresh keys, a new run event) or a resumed one (the keys and
-the events saved beside an earlier run's event log), and the files the peers start from."""
+the events saved beside an earlier run's event log), and the files the peers start from.
+
+A resumed run goes on with the spec its run event holds. When the spec file was edited since
+(:func:`spec_changes`: the dotted paths where the two normalized specs differ), the launch
+asks which one is meant (``--spec-changed``): ``original`` resumes the run as it began, the
+edits unused; ``new`` starts a new run of the edited spec, which takes nothing from the old
+log (its events belong to another run; only an answer cache the first run filled is used
+again). Without the choice it stops before any peer starts (:class:`SpecChangedError`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
-import sys
+import shlex
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 from specswarm.errors import SpecSwarmError
 from specswarm.protocol.bodies import RunBody
@@ -52,6 +61,34 @@ class RunKeys:
         )
 
 
+SpecChoice = Literal["original", "new"]
+"""What ``--spec-changed`` chooses when the spec file differs from the resumed run's spec."""
+
+
+class SpecChangedError(SpecSwarmError):
+    """``--resume`` of a run whose spec file was edited since, without ``--spec-changed``: the
+    message lists the changed fields and the two commands to choose from (exit 2)."""
+
+    exit_code: ClassVar[int] = 2
+
+
+@dataclass(frozen=True)
+class Start:
+    """How a launch begins (:func:`start_of`): the spec it runs and its run event, keys and preload."""
+
+    spec: GoalSpec
+    """The spec the peers run: the file's, or the resumed run's own (with the file's local settings)."""
+    run_event: Event
+    keys: RunKeys
+    preload: list[Event]
+    """The events of the run being resumed (empty for a new run)."""
+    resumed: Path | None = None
+    """The event log resumed; None: a new run."""
+    edits: tuple[str, ...] = ()
+    """Where the spec file differs from the resumed run's spec (dotted paths): left unused
+    (``original``), or what the new run changes (``new``)."""
+
+
 @dataclass(frozen=True)
 class PreparedRun:
     """A run ready to launch: its run event and keys, and the files every peer starts from."""
@@ -68,6 +105,10 @@ class PreparedRun:
     """The events of the run being resumed (empty for a new run)."""
     preload_file: Path | None
     """Those events as a file for ``--preload`` (None for a new run)."""
+    resumed: Path | None = None
+    """The event log resumed; None: a new run."""
+    edits: tuple[str, ...] = ()
+    """A resumed run: the spec file's edits it leaves unused (see :class:`Start`)."""
 
     @property
     def run(self) -> str:
@@ -78,28 +119,94 @@ class PreparedRun:
         return keys_path(self.events_path)
 
 
-def prepare_run(spec: GoalSpec, *, resume: Path | None, events_path: Path | None) -> PreparedRun:
-    """A new run of ``spec``, or the run logged in ``resume``; writes the run and preload files."""
+def start_of(
+    spec: GoalSpec,
+    *,
+    resume: Path | None,
+    spec_changed: SpecChoice | None = None,
+    spec_path: Path | None = None,
+) -> Start:
+    """A new run of ``spec`` (the spec file), or the run logged in ``resume``; SpecChangedError
+    when the file was edited since that run began and ``spec_changed`` does not say which to run
+    (``spec_path``: the file as the user named it, for the commands the message suggests)."""
+    if resume is None:
+        return Start(spec, *_new(spec))
+    run_event, keys, preload = _resumed(resume)
+    assert isinstance(run_event.body, RunBody)
+    original = run_event.body.spec
+    edits = tuple(spec_changes(original, spec))
+    if not edits:
+        return Start(spec, run_event, keys, preload, resume)
+    if spec_changed is None:
+        raise SpecChangedError(_changed_message(original, spec, spec_path or spec.source, resume))
+    if spec_changed == "new":
+        return Start(spec, *_new(spec), edits=edits)
+    local = dataclasses.replace(original, cache=spec.cache, source=spec.source, where=spec.where)
+    return Start(local, run_event, keys, preload, resume, edits)
+
+
+def prepare_run(start: Start, *, events_path: Path | None) -> PreparedRun:
+    """Write the run and preload files of ``start`` in a new work directory."""
     workdir = Path(tempfile.mkdtemp(prefix="specswarm-run-"))
-    if resume is not None:
-        run_event, keys, preload = _resumed(spec, resume)
-    else:
-        run_event, keys, preload = _new(spec)
     run_file = workdir / "run.json"
-    run_file.write_text(run_event.to_bytes().decode())
+    run_file.write_text(start.run_event.to_bytes().decode())
     preload_file = None
-    if preload:
+    if start.preload:
         preload_file = workdir / "preload.jsonl"
         with open(preload_file, "w") as fh:
-            write_event_log(preload, fh)
+            write_event_log(start.preload, fh)
     return PreparedRun(
-        run_event,
-        keys,
+        start.run_event,
+        start.keys,
         workdir,
         run_file,
         events_path if events_path is not None else workdir / "events.jsonl",
-        preload,
+        start.preload,
         preload_file,
+        start.resumed,
+        start.edits if start.resumed else (),
+    )
+
+
+def spec_changes(old: GoalSpec, new: GoalSpec) -> list[str]:
+    """The dotted paths (``goal``, ``roles.scorer.count``, ``prompts.execute``) where the
+    normalized specs differ, in the order of ``old``'s fields (a list is one value)."""
+    return [path for path, _, _ in _diff(old.to_json(), new.to_json(), "")]
+
+
+_ABSENT = object()
+
+
+def _diff(a: Any, b: Any, path: str) -> list[tuple[str, Any, Any]]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            out += _diff(a.get(key, _ABSENT), b.get(key, _ABSENT), f"{path}.{key}" if path else key)
+        return out
+    return [] if a == b else [(path or "(root)", a, b)]
+
+
+def _shown(value: Any, limit: int = 64) -> str:
+    if value is _ABSENT:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _changed_message(original: GoalSpec, spec: GoalSpec, spec_path: Path | None, log: Path) -> str:
+    diff = _diff(original.to_json(), spec.to_json(), "")
+    named = shlex.quote(str(spec_path or "SPEC"))
+    command = f"specswarm plan {named} --resume {shlex.quote(str(log))} --spec-changed"
+    return "\n".join(
+        [
+            f"{named} changed since the run in {log} began (changed: {', '.join(p for p, _, _ in diff)}):",
+            *(f"  {path}: {_shown(old)} -> {_shown(new)}" for path, old, new in diff),
+            "to resume the run as it began (your edits unused):",
+            f"  {command} original",
+            f"to start a new run of the edited spec (no event of {log} carries over; an answer",
+            "cache the first run filled, --cache or the spec's cache, serves again):",
+            f"  {command} new",
+        ]
     )
 
 
@@ -112,7 +219,7 @@ def _new(spec: GoalSpec) -> tuple[Event, RunKeys, list[Event]]:
     return run_event, RunKeys(admission), []
 
 
-def _resumed(spec: GoalSpec, resume: Path) -> tuple[Event, RunKeys, list[Event]]:
+def _resumed(resume: Path) -> tuple[Event, RunKeys, list[Event]]:
     keys_file = keys_path(resume)
     if not keys_file.exists():
         raise SpecSwarmError(f"cannot resume: {keys_file} (written beside the event log) is missing")
@@ -121,13 +228,6 @@ def _resumed(spec: GoalSpec, resume: Path) -> tuple[Event, RunKeys, list[Event]]
     run_event = next((e for e in preload if e.kind == "run"), None)
     if run_event is None:
         raise SpecSwarmError(f"cannot resume: {resume} holds no run event")
-    assert isinstance(run_event.body, RunBody)
-    if run_event.body.spec != spec:
-        # a note, not an error: the run goes on, as every peer of it knows it
-        print(
-            "warning: the spec changed since the run began; resuming with the original spec",
-            file=sys.stderr,
-        )
     return run_event, keys, preload
 
 

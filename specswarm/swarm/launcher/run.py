@@ -26,7 +26,7 @@ from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events, write_events
 from specswarm.swarm.launcher.heal import RestartPolicy
 from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
-from specswarm.swarm.launcher.prepare import PreparedRun, keys_path, prepare_run
+from specswarm.swarm.launcher.prepare import PreparedRun, SpecChoice, keys_path, prepare_run, start_of
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
@@ -60,6 +60,9 @@ class PlanRequest:
     """The answer cache directory (``--cache``; None: the spec's ``cache``, or none)."""
     peers_per_process: int = 1
     """Peers per OS process (``--peers-per-process``); 1: one process per peer."""
+    spec_changed: SpecChoice | None = None
+    """With ``resume``: the run to go on with when the spec file changed since it began
+    (``--spec-changed``); None: such a change stops the launch (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,8 @@ class Launch:
 
     @property
     def resume_hint(self) -> str:
-        return f"continue with: specswarm plan {self.request.spec_path} --resume {self.run.events_path}"
+        kept = " --spec-changed original" if self.run.edits else ""  # the file still differs
+        return f"continue with: specswarm plan {self.request.spec_path} --resume {self.run.events_path}{kept}"
 
 
 def run_plan(
@@ -97,15 +101,29 @@ def run_plan(
     restart: bool = True,
     cache: Path | None = None,
     peers_per_process: int = 1,
+    spec_changed: SpecChoice | None = None,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
     Raises SpecError (the spec cannot be run), SpecSwarmError (cannot resume), RunError
     (no convergence within the budget, or the peers left can no longer converge),
-    PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
+    PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal);
+    SpecChangedError when the spec changed since the resumed run began and ``spec_changed``
+    does not say which spec to run.
     """
     request = PlanRequest(
-        spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache, peers_per_process
+        spec_path,
+        fmt,
+        out,
+        events_path,
+        timeout,
+        resume,
+        quiet,
+        report,
+        restart,
+        cache,
+        peers_per_process,
+        spec_changed,
     )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
@@ -128,12 +146,19 @@ def prepare(request: PlanRequest) -> Launch:
     """Load and check the spec, prepare the run (new or resumed), build one peer per seat."""
     from specswarm.spec import load_spec
 
-    spec = load_spec(request.spec_path)
+    loaded = load_spec(request.spec_path)
     check_paths(request)
+    start = start_of(
+        loaded,
+        resume=request.resume,
+        spec_changed=request.spec_changed,
+        spec_path=request.spec_path,
+    )
+    spec = start.spec
     check_launchable(spec)
     check_models(spec)
     cache = answer_cache(request, spec)
-    run = prepare_run(spec, resume=request.resume, events_path=request.events_path)
+    run = prepare_run(start, events_path=request.events_path)
     peers = build_peers(spec, run.keys.peers, run.workdir, cache)
     run.keys.save(run.keys_file)
     services = share_models(spec, peers, run.workdir)
@@ -143,8 +168,15 @@ def prepare(request: PlanRequest) -> Launch:
     launch.progress.say(
         f"run {run.run[:12]}: {spec.goal!r} — starting {len(peers)} peers ({declared}); logs in {run.workdir}"
     )
-    if request.resume:
+    if run.resumed:
         launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
+    if start.edits:
+        edits = ", ".join(start.edits)
+        launch.progress.say(
+            f"resuming with the spec the run began with; not used: {edits}"
+            if run.resumed
+            else f"a new run of the edited spec ({edits}); nothing of {request.resume} is reused"
+        )
     if cache is not None:
         held = sum(1 for _ in cache.glob("*.json"))
         launch.progress.say(f"answer cache {cache}: {held} answer(s) held")
