@@ -265,7 +265,16 @@ def _resolve(schema: dict[str, Any], sub: dict[str, Any]) -> dict[str, Any]:
     return sub
 
 
+REF_NAMES = {
+    "#/$defs/nodeId": "node id (`root` or 16 hex `.` index)",
+    "#/$defs/eventId": "event id (64 hex)",
+}
+"""Names for the event schema's shared id types (their patterns say no more than this)."""
+
+
 def _event_type(schema: dict[str, Any], sub: dict[str, Any]) -> str:
+    if sub.get("$ref") in REF_NAMES:
+        return REF_NAMES[sub["$ref"]]
     sub = _resolve(schema, sub)
     if "items" in sub and isinstance(sub["items"], dict):
         return f"list of {_event_type(schema, sub['items'])}"
@@ -303,7 +312,9 @@ def events_page() -> str:
         "A run is a set of signed events; the plan is a pure function of that set (the fold rules",
         "are in [Architecture](../ARCHITECTURE.md"
         "#the-fold-rules-planrulespy-a-pure-function-of-the-event-set)).",
-        "This page lists the envelope and each kind's body, from `schemas/event.schema.json`.",
+        "This page lists the envelope and each kind's body, from `schemas/event.schema.json`; the",
+        "typed bodies the code reads them into are in [Architecture](../ARCHITECTURE.md"
+        "#events-protocoleventspy-schemaseventschemajson).",
         "`--events FILE` writes them as JSON lines; `specswarm render FILE` folds them again.",
         "",
         "## Envelope",
@@ -319,10 +330,9 @@ def events_page() -> str:
     for kind in event_kinds(schema):
         body = schema["$defs"][kind]
         lines += [f"## `{kind}`", ""]
-        if kind in KIND_MEANING:
-            lines += [KIND_MEANING[kind], ""]
-        if body.get("description"):
-            lines += [_cell(body["description"]), ""]
+        meaning = body.get("description") or KIND_MEANING.get(kind, "")
+        if meaning:
+            lines += [_cell(meaning).replace("\\|", "|"), ""]
         required = set(body.get("required", []))
         lines += ["| body field | type | required | what it is |", "|---|---|---|---|"]
         for key, sub in body.get("properties", {}).items():
