@@ -289,10 +289,10 @@ def test_the_schema_names_each_tasks_variables(task: str) -> None:
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_the_readme_names_each_tasks_variables(task: str) -> None:
-    readme = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
-    row = re.search(rf"^\| `{task}` \| (.+) \|$", readme, re.M)
-    assert row, f"README: no '| `{task}` | ... |' row in the prompt variables table"
+def test_the_docs_name_each_tasks_variables(task: str) -> None:
+    page = (ROOT_DIR / "docs" / "how-to" / "prompt-templates.md").read_text(encoding="utf-8")
+    row = re.search(rf"^\| `{task}` \| (.+) \|$", page, re.M)
+    assert row, f"docs/how-to/prompt-templates.md: no '| `{task}` | ... |' row in the variables table"
     assert [n.strip(" `") for n in re.sub(r"\([^)]*\)", "", row.group(1)).split(",")] == list(
         TASK_VARIABLES[task]
     )

@@ -45,8 +45,8 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
     "score": ("goal", "context", "node", "ancestors", "proposal", "lens", *_SPLIT),
     "execute": ("goal", "context", "node", "leaf", "ancestors", "siblings", "avoid", "vague"),
 }
-"""Task -> the variables its prompt template is given (README "The goal spec" and the schema's
-``prompts`` descriptions say what each one holds)."""
+"""Task -> the variables its prompt template is given (docs/how-to/prompt-templates.md and the
+schema's ``prompts`` descriptions say what each one holds)."""
 
 BLOCKS = ("system", "prompt")
 """The blocks a template may split its two chat turns with (see ``specswarm.model.prompts``)."""

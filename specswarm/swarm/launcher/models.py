@@ -88,8 +88,8 @@ class ServiceProc:
 
 SHARED_BY_DEFAULT = True
 """One model copy per machine by default (gpt4all): measured back to back on japan, the service
-with forked peers peaked at 1.91 GiB of PSS against 2.39 GiB with a model per peer, and was
-not slower (319 s against 328 s; README, "One model copy per machine")."""
+with forked peers peaked at 1.90 GiB of PSS against 2.39 GiB with a model per peer, and was
+not slower (210 s against 252 s; docs/explanation/benchmarks.md, "One model copy per machine")."""
 SERVABLE = ("gpt4all", "llama", "scripted", "replay")
 """The backends a service can run (an openai endpoint is a server already)."""
 
