@@ -156,8 +156,10 @@ def mermaid_label(text: Any, width: int = 32) -> str:
 
 
 def short_peer(peer_id: Any) -> str:
-    """A peer id as people read it: ``…`` and its :func:`short_id`."""
-    return "…" + short_id(str(peer_id))
+    """A peer id as people read it: ``…`` and its :func:`short_id`; a role label that stands
+    for a peer in a content-only export (``concrete scorer``) as it is."""
+    text = str(peer_id)
+    return "…" + short_id(text) if text.startswith("12D3KooW") else text
 
 
 _BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*?)\s*$")
