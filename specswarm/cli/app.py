@@ -63,6 +63,12 @@ def _write_output(text: str, out: Path | None) -> None:
         typer.echo(f"wrote {out}", err=True)
 
 
+CONTENT_ONLY_HELP = (
+    "Write only the plan's content: no run id, peer ids, digest or event counts (they are in "
+    "--report), so the file changes only when the plan does (for plans committed by CI)."
+)
+
+
 class Kind(str, Enum):
     trip = "trip"
     software = "software"
@@ -121,6 +127,7 @@ def render(
     events: Annotated[Path, typer.Argument(help="Event log: JSON lines, one signed event each.")],
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here (default stdout).")] = None,
+    content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
 ) -> None:
     """Fold a recorded event log into a plan and render it."""
     from specswarm.plan.fold import fold
@@ -136,7 +143,7 @@ def render(
             err=True,
         )
     plan = fold(log.events)
-    _write_output(render_plan(plan, format.value), out)
+    _write_output(render_plan(plan, format.value, content_only=content_only), out)
 
 
 @app.command()
@@ -214,6 +221,7 @@ def plan(
             "(default 1: one process per peer).",
         ),
     ] = 1,
+    content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
@@ -230,6 +238,7 @@ def plan(
         restart=not no_restart,
         cache=cache,
         peers_per_process=peers_per_process,
+        content_only=content_only,
     )
 
 

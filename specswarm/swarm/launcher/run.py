@@ -66,6 +66,8 @@ class PlanRequest:
     """The answer cache directory (``--cache``; None: the spec's ``cache``, or none)."""
     peers_per_process: int = 1
     """Peers per OS process (``--peers-per-process``); 1: one process per peer."""
+    content_only: bool = False
+    """Render only the plan's content (``--content-only``: no run id, peer ids or digests)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def run_plan(
     restart: bool = True,
     cache: Path | None = None,
     peers_per_process: int = 1,
+    content_only: bool = False,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -111,7 +114,18 @@ def run_plan(
     PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
     """
     request = PlanRequest(
-        spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache, peers_per_process
+        spec_path,
+        fmt,
+        out,
+        events_path,
+        timeout,
+        resume,
+        quiet,
+        report,
+        restart,
+        cache,
+        peers_per_process,
+        content_only,
     )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
@@ -229,10 +243,21 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
                 print(tree_text(final), file=sys.stderr)  # where the plan stands, above the error
             if request.out is not None and final.root is not None:
                 # every run delivers: the plan so far, its open and stuck nodes marked as such
-                write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
+                write_output(
+                    render_plan(
+                        final,
+                        request.fmt or output.format,
+                        output.template,
+                        content_only=request.content_only,
+                    ),
+                    request.out,
+                )
                 launch.progress.say(f"partial plan written to {request.out} (incomplete nodes marked)")
         raise error
-    write_output(render_plan(final, request.fmt or output.format, output.template), request.out)
+    write_output(
+        render_plan(final, request.fmt or output.format, output.template, content_only=request.content_only),
+        request.out,
+    )
     launch.progress.say(
         f"plan complete: digest {final.digest[:16]}, content {final.content_digest[:16]}; {done}"
     )
