@@ -150,8 +150,8 @@ def prepare(request: PlanRequest) -> Launch:
 
     spec = load_spec(request.spec_path)
     check_launchable(spec)
-    check_models(spec)
     cache = answer_cache(request, spec)
+    unreachable = check_models(spec, cached=cache is not None)
     run = prepare_run(spec, resume=request.resume, events_path=request.events_path)
     peers = build_peers(spec, run.keys.peers, run.workdir, cache)
     run.keys.save(run.keys_file)
@@ -167,6 +167,8 @@ def prepare(request: PlanRequest) -> Launch:
     if cache is not None:
         held = sum(1 for _ in cache.glob("*.json"))
         launch.progress.say(f"answer cache {cache}: {held} answer(s) held")
+    for problem in unreachable:
+        launch.progress.say(f"{problem}; going on with the answer cache (an answer it lacks will fail)")
     return launch
 
 
@@ -212,13 +214,23 @@ def check_launchable(spec: GoalSpec) -> None:
             raise SpecError([spec.problem(f"roles.{role}.count", message)])
 
 
-def check_models(spec: GoalSpec) -> None:
+def check_models(spec: GoalSpec, *, cached: bool = False) -> list[str]:
     """The preflight of every model endpoint the peers will ask (as each role's peers will run
-    it, environment overrides applied): a SpecError naming the field, before any peer starts."""
+    it, environment overrides applied): a SpecError naming the field, before any peer starts.
+
+    ``cached``: the run has an answer cache, which may hold every answer; then an endpoint that
+    cannot be reached is no error yet: its problems are returned (to be said), and a question
+    the cache does not hold fails at run time, naming the endpoint."""
     from specswarm.model.load import preflight
     from specswarm.swarm.peer import model_settings
 
-    preflight(spec, lambda role: model_settings(spec, role))
+    try:
+        preflight(spec, lambda role: model_settings(spec, role))
+    except SpecError as exc:
+        if not cached or not all(p.path.endswith("base_url") for p in exc.problems):
+            raise
+        return [str(p) for p in exc.problems]
+    return []
 
 
 def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
