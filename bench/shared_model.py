@@ -44,9 +44,8 @@ from _common import REPO, machine, table  # noqa: E402
 
 MODES = {"per-peer": "0", "shared": "1", "llama-server": "0"}
 """Mode -> SPECSWARM_MODEL_SHARED. ``llama-server``: llama.cpp's own server (the ``xllamacpp``
-wheel, tests/helpers/llama_server.py) on loopback serves the embedded GGUF file, and the spec is
+wheel, `specswarm model serve --runtime llama.cpp`) on loopback serves the embedded GGUF file, and the spec is
 run with ``model.backend: openai`` against it (its process counts in the PSS and mapping figures)."""
-LLAMA_HELPER = REPO / "tests" / "helpers" / "llama_server.py"
 
 
 def _children() -> dict[int, list[int]]:
@@ -176,18 +175,10 @@ def start_llama_server(gguf: Path, log: Path) -> tuple[subprocess.Popen[bytes], 
 
     port = free_port()
     threads = max(1, os.cpu_count() or 1)
-    cmd = [
-        sys.executable,
-        str(LLAMA_HELPER),
-        "--model",
-        str(gguf),
-        "--port",
-        str(port),
-        "--threads",
-        str(threads),
-    ]
+    cmd = [sys.executable, "-m", "specswarm", "model", "serve", "--runtime", "llama.cpp"]
+    cmd += ["--file", str(gguf), "--port", str(port), "--threads", str(threads)]
     with open(log, "ab") as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     root = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
     while True:

@@ -498,3 +498,18 @@ def test_a_swarm_on_a_schema_model_votes_name_it_and_counts_show_the_json_path()
         and sum(c.structured["score"] for c in counts) >= 1
     )
     assert not any(c.free["decompose"] or c.free["score"] for c in counts)
+
+
+def test_a_string_held_to_its_schema_bound_ends_on_a_whole_word() -> None:
+    """A grammar stops a string at its maxLength mid-word: the answer keeps whole words only."""
+    from specswarm.model.schemas import split_schema
+
+    schema = OutputSchema.of("split", split_schema(1, 3, [], title=20, detail=40))
+    cut = '{"parts": [{"title": "Venue", "detail": "Book the hall, chairs and the entrance s"}]}'
+    whole = '{"parts": [{"title": "Venue", "detail": "Book the hall."}]}'
+    with serve() as stub:
+        stub.answers += [chat(cut), chat(whole)]
+        model = model_at(stub)
+        first, second = (model.generate(GenerationRequest("p", schema=schema)) for _ in range(2))
+    assert json.loads(first.text)["parts"][0]["detail"] == "Book the hall, chairs and the entrance"
+    assert second.text == whole  # under its bound: as it was

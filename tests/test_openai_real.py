@@ -35,7 +35,6 @@ from tests.openai_stub import free_port
 pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
-HELPER = Path(__file__).parent / "helpers" / "llama_server.py"
 QWEN = "qwen2.5-coder-1.5b"
 """What the served model's name contains (llama.cpp names it by its file)."""
 
@@ -51,39 +50,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("xllamacpp")
     from specswarm.model.assets import ensure_default_model
 
-    gguf = ensure_default_model()
+    ensure_default_model()
     port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with open(log, "w") as err:
-        proc = subprocess.Popen(
-            [sys.executable, str(HELPER), "--model", str(gguf), "--port", str(port), "--ctx", "4096"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            env=_env(),
-        )
+    proc = _serve(port, tmp_path_factory.mktemp("llama") / "server.log")
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert proc.poll() is None, f"the server died: {log.read_text()[-3000:]}"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, f"the server did not come up: {log.read_text()[-3000:]}"
-            time.sleep(0.5)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        _stop(proc)
 
 
 class Timed:
@@ -262,28 +235,30 @@ def spec_child(title: str, detail: str) -> _Node:
     return _Node("c.0", title, detail, 1, {})
 
 
-def _serve(gguf: Path, port: int, log: Path) -> subprocess.Popen[str]:
-    """A llama.cpp server on ``port``, once it answers /health (its model loaded)."""
+def _serve(port: int, log: Path) -> subprocess.Popen[str]:
+    """``specswarm model serve --runtime llama.cpp`` (the embedded model, 4096-token context,
+    2 threads) on ``port``, once it says it is ready (its model loaded; /health answers)."""
+    cmd = [sys.executable, "-m", "specswarm", "model", "serve", "--runtime", "llama.cpp"]
+    cmd += ["--port", str(port), "--ctx", "4096", "--threads", "2"]
     with open(log, "a") as err:
-        proc = subprocess.Popen(
-            [sys.executable, str(HELPER), "--model", str(gguf), "--port", str(port), "--ctx", "4096"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            text=True,
-            env=_env(),
-        )
-    deadline = time.monotonic() + 300
-    while True:
-        assert proc.poll() is None, f"the server died: {log.read_text()[-3000:]}"
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return proc
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, f"the server did not come up: {log.read_text()[-3000:]}"
-        time.sleep(0.5)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=_env())
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # one JSON line once loaded; EOF if it failed
+    assert line, f"the server did not come up: {log.read_text()[-3000:]}"
+    ready = json.loads(line)
+    assert ready["event"] == "ready" and ready["url"] == f"http://127.0.0.1:{port}/v1", ready
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as resp:
+        assert resp.status == 200
+    return proc
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
 
 
 @pytest.mark.model
@@ -294,8 +269,9 @@ def test_the_server_killed_mid_run_then_back_the_run_converges_or_resumes(tmp_pa
     pytest.importorskip("xllamacpp")
     from specswarm.model.assets import ensure_default_model
 
-    gguf, port, log = ensure_default_model(), free_port(), tmp_path / "server.log"
-    server = _serve(gguf, port, log)
+    ensure_default_model()
+    port, log = free_port(), tmp_path / "server.log"
+    server = _serve(port, log)
     spec = _tiny(tmp_path, backend="openai", base_url=f"http://127.0.0.1:{port}/v1")
     events, report = tmp_path / "ev.jsonl", tmp_path / "report.json"
     cmd = [sys.executable, "-m", "specswarm", "plan", str(spec), "--events", str(events)]
@@ -314,7 +290,7 @@ def test_the_server_killed_mid_run_then_back_the_run_converges_or_resumes(tmp_pa
         server.kill()  # mid-run: the first generations are under way
         server.wait(10)
         time.sleep(5)
-        server = _serve(gguf, port, log)
+        server = _serve(port, log)
         run.wait(timeout=400)
         text = err_path.read_text()
         if run.returncode != 0:  # stopped: the message says how to go on, and going on works
@@ -332,6 +308,4 @@ def test_the_server_killed_mid_run_then_back_the_run_converges_or_resumes(tmp_pa
     finally:
         if run.poll() is None:
             run.kill()
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(20)
+        _stop(server)

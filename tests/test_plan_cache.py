@@ -80,3 +80,25 @@ def test_a_cache_that_cannot_be_a_directory_is_a_usage_error(tmp_path: Path) -> 
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("--cache ")
     assert "cannot use it as the answer cache" in proc.stderr
+
+
+def test_an_unreachable_endpoint_is_said_not_refused_when_a_cache_may_answer(tmp_path: Path) -> None:
+    """With an answer cache, a run may need no endpoint at all: the preflight's "cannot reach"
+    becomes a line to say (a question the cache lacks fails at run time); without one, exit 2."""
+    from specswarm.errors import SpecError
+    from specswarm.spec import spec_from_mapping
+    from specswarm.swarm.launcher.run import check_models
+    from tests.openai_stub import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    roles = {"decomposer": {"count": 1}, "scorer": {"count": 1}, "executor": {"count": 1}}
+    spec = spec_from_mapping({"goal": "g", "roles": roles, "model": {"backend": "openai", "base_url": url}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
+    with pytest.MonkeyPatch.context() as mp:
+        for key in os.environ:
+            if key not in env:
+                mp.delenv(key)
+        said = check_models(spec, cached=True)
+        assert len(said) == 1 and f"model.base_url: cannot reach {url}" in said[0]
+        with pytest.raises(SpecError, match="cannot reach"):
+            check_models(spec, cached=False)

@@ -220,28 +220,38 @@ def test_model_text_cannot_break_the_markdown(fmt: str) -> None:
     assert "\n\n\n" not in text
 
 
+def _diagram(text: str) -> str:
+    return text.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+
+
 def test_mermaid_labels_are_sanitized() -> None:
-    text = render_plan(hostile_plan(), "markdown")
-    diagram = text.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+    diagram = _diagram(render_plan(hostile_plan(), "markdown"))
     for line in diagram.splitlines()[1:]:
         m = re.fullmatch(r'  (n\d+)(\["|\(\[")(.*?)("\]|"\]\))', line)
         if m is None:
             assert re.fullmatch(r"  n\d+ --> n\d+|  classDef .*|  class [n\d,]+ \w+", line), line
             continue
-        assert not re.search(r'["\[\]{}<>#;`]', m.group(3)), line
+        label = re.sub(r"#(?:\d+|quot|lt|gt|amp);", "", m.group(3).replace("<br/>", " "))
+        assert not re.search(r'["<>#`&]', label), line
 
 
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ('say "hi" [x] {y} <z>\nnext', "say 'hi' x y z next"),
-        ("a; b # c `d`", "a b c d"),
-        ("A very long title that goes on and on and on", "A very long title that goes on…"),
-        ("***", "(untitled)"),
+        ('say "hi" [x] {y} <z>\nnext', "say #quot;hi#quot; [x] {y} #lt;z#gt; next"),
+        ("a; b # c `d` & e", "a; b #35; c #96;d#96; #amp; e"),
+        ("A very long title that goes on and on and on", "A very long title that goes on<br/>and on and on"),
+        ("दिल्ली में पुराने किले और जामा मस्जिद की सैर", "दिल्ली में पुराने किले और जामा मस्जिद<br/>की सैर"),
+        ("Supercalifragilisticexpialidocious-and-on x", "Supercalifragilisticexpialidocious-and-on<br/>x"),
+        ("***", "***"),
+        (" \t\n", "(untitled)"),
     ],
 )
 def test_mermaid_label(text: str, expected: str) -> None:
     assert mermaid_label(text) == expected
+    entity = {"quot": '"', "lt": "<", "gt": ">", "amp": "&", "35": "#", "96": "`"}
+    shown = re.sub(r"#(\w+);", lambda m: entity[m.group(1)], expected.replace("<br/>", " "))
+    assert shown == " ".join(text.split()) or expected == "(untitled)"  # every character kept
 
 
 def test_markdown_filters() -> None:
@@ -351,3 +361,29 @@ def test_cli_render_reports_a_corrupted_line(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "corrupt.jsonl: dropped 2 invalid event(s); first: line 3: malformed JSON" in result.stderr
     assert result.stdout.startswith("# Plan a two-week trip to Japan\n")
+
+
+def test_a_fallback_acceptance_is_marked_in_every_view() -> None:
+    """A split taken below the quorum (every chain of revisions used up, the best rejected one
+    taken) says so in the Markdown, the live tree and the text tree."""
+    from rich.console import Console
+
+    from specswarm.render.live import plan_tree
+    from specswarm.render.tree import tree_text
+
+    roles = {"decomposer": {"count": 1, "strategies": ["by place"]}, "scorer": {"count": 2}}
+    tree = {"max_depth": 1, "min_children": 1, "max_children": 6, "max_revisions": 0, "select": "first"}
+    sw = Swarm(spec=minimal_spec(quorum="all", roles={**minimal_spec()["roles"], **roles}, tree=tree), seed=4)
+    prop = sw.propose(sw.peers["decomposer"][0], "root", ["Alfama walk", "Belém day"], leaf=True)
+    for s in sw.peers["scorer"]:
+        sw.vote(s, prop, False, 50)
+    sw.finish_leaves()
+    plan = fold(sw.events)
+    assert plan.root is not None and plan.root.accepted == prop.id
+    text = render_plan(plan, "markdown")
+    mark = "mean score 50; **accepted as the fallback**: no split reached 2 approving votes"
+    assert mark in text
+    console = Console(width=200, record=True)
+    console.print(plan_tree(plan))
+    assert "fallback, no split reached the quorum: 0/2" in console.export_text()
+    assert "0/2 approve, fallback: no split reached the quorum]" in tree_text(plan)

@@ -81,6 +81,12 @@ class SpecChanged(str, Enum):
     new = "new"
 
 
+CONTENT_ONLY_HELP = (
+    "Write only the plan's content: no run id, peer ids, digest or event counts (they are in "
+    "--report), so the file changes only when the plan does (for plans committed by CI)."
+)
+
+
 class Kind(str, Enum):
     trip = "trip"
     software = "software"
@@ -139,6 +145,7 @@ def render(
     events: Annotated[Path, typer.Argument(help="Event log: JSON lines, one signed event each.")],
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here (default stdout).")] = None,
+    content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
 ) -> None:
     """Fold a recorded event log into a plan and render it."""
     from specswarm.plan.fold import fold
@@ -155,7 +162,7 @@ def render(
             err=True,
         )
     plan = fold(log.events)
-    _write_output(render_plan(plan, format.value), out)
+    _write_output(render_plan(plan, format.value, content_only=content_only), out)
 
 
 @app.command()
@@ -242,6 +249,7 @@ def plan(
             "(default 1: one process per peer).",
         ),
     ] = 1,
+    content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
@@ -261,6 +269,7 @@ def plan(
         cache=cache,
         peers_per_process=peers_per_process,
         spec_changed=spec_changed.value if spec_changed else None,
+        content_only=content_only,
     )
 
 

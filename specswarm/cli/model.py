@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -135,6 +136,51 @@ def _exit_with(parent: int) -> None:
     watch_parent(parent, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
 
+class Runtime(str, Enum):
+    specswarm = "specswarm"
+    llamacpp = "llama.cpp"
+
+
+def _serve_llamacpp(
+    file: Path | None, port: int, threads: int, ctx: int, parallel: int, exit_with_parent: bool
+) -> None:
+    """``serve --runtime llama.cpp``: llama.cpp's server on ``file`` (default: the embedded
+    model) until Ctrl-C or SIGTERM; one JSON line with the URL once the model is loaded."""
+    import json
+    import os
+    import signal
+    import socket
+
+    from specswarm.model.assets import ensure_default_model
+    from specswarm.model.llamacpp_server import LlamaServerSettings, start_llama_server, wait_healthy
+    from specswarm.model.service import TOKEN_ENV
+
+    if port == 0:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+    model = file if file is not None else ensure_default_model()
+    threads = threads or max(1, (os.cpu_count() or 2))
+    settings = LlamaServerSettings(model, port, ctx, threads, parallel, os.environ.get(TOKEN_ENV))
+    signal.signal(signal.SIGTERM, _interrupt)
+    if exit_with_parent:  # watched while the model loads too
+        from specswarm.swarm.lifeline import expected_parent
+
+        _exit_with(expected_parent() or os.getppid())
+    server = start_llama_server(settings)
+    try:
+        wait_healthy(port)
+        url = f"http://127.0.0.1:{port}/v1"
+        typer.echo(json.dumps({"event": "ready", "url": url, "model": model.name, "pid": os.getpid()}))
+        sys.stdout.flush()
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        del server
+
+
 @model_app.command()
 def serve(
     port: Annotated[
@@ -158,16 +204,36 @@ def serve(
     exit_with_parent: Annotated[
         bool, typer.Option("--exit-with-parent", help="Stop when the process that started it is gone.")
     ] = False,
+    runtime: Annotated[
+        Runtime,
+        typer.Option(
+            "--runtime",
+            help="specswarm: the model service (any --backend); llama.cpp: llama.cpp's own server "
+            "(xllamacpp wheel: pip install 'specswarm[llamacpp]') on the GGUF file.",
+        ),
+    ] = Runtime.specswarm,
+    ctx: Annotated[
+        int, typer.Option("--ctx", min=512, help="llama.cpp: context tokens, shared by the slots.")
+    ] = 4096,
+    parallel: Annotated[
+        int, typer.Option("--parallel", min=1, help="llama.cpp: requests served at once.")
+    ] = 1,
 ) -> None:
-    """Serve a local model to every peer of this machine (OpenAI-compatible, loopback only).
+    """Serve a local model on 127.0.0.1 as an OpenAI-compatible endpoint.
 
     Requests need ``Authorization: Bearer $SPECSWARM_MODEL_TOKEN`` when that variable is set.
     ``specswarm plan`` starts one itself; start one by hand for peers you start with
-    ``specswarm peer --model-url URL``. Prints one JSON line with the URL once the model is
-    loaded; stops on Ctrl-C or SIGTERM."""
+    ``specswarm peer --model-url URL``, or as the endpoint of a spec's ``backend: openai``.
+    Prints one JSON line with the URL once the model is loaded; stops on Ctrl-C or SIGTERM.
+
+    Example: specswarm model serve --runtime llama.cpp --port 8080"""
     import json
     import os
     import signal
+
+    if runtime is Runtime.llamacpp:
+        _serve_llamacpp(file, port, threads, ctx, parallel, exit_with_parent)
+        return
 
     from specswarm.model.base import Model
     from specswarm.model.gpt4all_backend import Gpt4AllModel

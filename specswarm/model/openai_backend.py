@@ -43,6 +43,7 @@ from specswarm.errors import EndpointError, ModelError
 from specswarm.model._common import cut_at_stop
 from specswarm.model._http import Endpoint, Reply, Unreachable, is_loopback
 from specswarm.model.base import Generation, GenerationRequest
+from specswarm.model.schemas import whole_words
 from specswarm.spec import ModelSettings
 
 log = logging.getLogger("specswarm.model.openai")
@@ -247,6 +248,8 @@ class OpenAIModel:
             )
             self.accepts_schema = False
         text, _ = cut_at_stop(text, req.stop)  # servers cut at stop strings; make sure
+        if structured and req.schema is not None:
+            text = whole_words(text, req.schema.value())
         model = str(data.get("model") or self.model_id or self.name)
         return Generation(
             text=text.strip(), tokens=tokens, seconds=seconds, model=_display(model), structured=structured

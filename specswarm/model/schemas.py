@@ -10,6 +10,8 @@ must fit it with their JSON around them, so a 160-token split gets shorter strin
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,3 +103,33 @@ def schema_for(
         schema = split_schema(low, high, fact_fields, limit, title=title, detail=detail)
         return OutputSchema.of("split", schema)
     return None
+
+
+_CUT_TAIL = re.compile(r"[\s,;:(\[{/-]+$")
+
+
+def whole_words(text: str, schema: dict[str, Any]) -> str:
+    """A schema-held JSON answer with every string that reached its ``maxLength`` cut back to its
+    last whole word: a grammar stops a string at its bound mid-word ("at the venue's entr"); a
+    string with no space to cut at, and text that is not JSON, are returned as they are."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    trimmed = _trim(data, schema)
+    return text if trimmed == data else json.dumps(trimmed, ensure_ascii=False)
+
+
+def _trim(value: Any, schema: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        return {k: _trim(v, props.get(k, {})) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_trim(v, schema.get("items", {})) for v in value]
+    bound = schema.get("maxLength")
+    if isinstance(value, str) and bound is not None and len(value) >= bound and " " in value.strip():
+        cut = value.rstrip()
+        if len(cut) >= bound and cut[-1] not in ".!?":
+            cut = _CUT_TAIL.sub("", cut.rsplit(" ", 1)[0])
+        return cut
+    return value

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 PLAN_FORMAT = "specswarm-plan/1"
+PLAN_FORMATS = (PLAN_FORMAT, "specswarm-plan-content/1")
+"""A full export and a content-only one (``--content-only``): both carry the content tree."""
 MAX_LINES = 40
 """Most diff lines shown for one rewritten text (the rest is counted)."""
 
@@ -70,7 +72,7 @@ def parse_plan(text: str) -> ContentNode | None:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PlanDocumentError(f"line {exc.lineno}: not JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in PLAN_FORMATS:
         raise PlanDocumentError(
             f"not a plan export (expected a JSON object with format {PLAN_FORMAT!r}, "
             "as `specswarm render EVENTS --format json` writes)"

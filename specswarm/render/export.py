@@ -49,6 +49,8 @@ from jsonschema.exceptions import best_match
 
 from specswarm.errors import TemplateError
 from specswarm.plan.views import Plan
+from specswarm.render.content import content_context
+from specswarm.render.content import content_only as content_only_data
 from specswarm.render.filters import FILTERS, fenced_lines
 from specswarm.resources import load_schema, template_dir
 
@@ -60,18 +62,28 @@ class PlanSchemaError(RuntimeError):
     """Our own JSON export does not match ``schemas/plan.schema.json``: a bug in specswarm."""
 
 
-def render_plan(plan: Plan, fmt: str, template: str | Path | None = None) -> str:
+def render_plan(
+    plan: Plan, fmt: str, template: str | Path | None = None, *, content_only: bool = False
+) -> str:
     """Render ``plan`` as ``fmt`` (``markdown``, ``json`` or ``spec``); the text ends with a newline.
 
     ``template``: a Jinja2 template file used instead of the built-in one (markdown and
-    spec only; ignored for json, whose shape is fixed by the schema).
+    spec only; ignored for json, whose shape is fixed by the schema). ``content_only``: leave
+    out everything that names the run (:mod:`specswarm.render.content`), so two runs that
+    wrote the same plan render byte for byte the same.
     """
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}; got {fmt!r}")
     data = plan.to_json()
     if fmt == "json":
+        if content_only:
+            check_plan_json(data)
+            return json.dumps(content_only_data(data), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
         return render_json(data)
     context = build_context(plan, data)
+    context["content_only"] = False
+    if content_only:
+        context = content_context(context, content_only_data(data))
     if template is None:
         tmpl = _builtin_env().get_template(BUILTIN_TEMPLATES[fmt])
         return _finish(tmpl.render(context))

@@ -8,6 +8,7 @@ stays text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,6 @@ _BLOCK_START = re.compile(r"^( {0,3})(#|`{3}|~{3}|=+\s*$|-{2,}\s*$)")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])(?:\s|$)")
-_MERMAID_UNSAFE = re.compile(r"[^\w .,:'!?+\-/&%()]+")
 _CODE_SPAN = re.compile(r"(?<![\\`])(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
@@ -113,19 +113,53 @@ def _neutralize(lines: list[str], fences: bool | None) -> list[str]:
     return out
 
 
+_MERMAID_ENTITIES = {
+    "#": "#35;",
+    '"': "#quot;",
+    "<": "#lt;",
+    ">": "#gt;",
+    "&": "#amp;",
+    "`": "#96;",
+}
+"""Characters a quoted Mermaid label cannot hold as written (``"`` ends it, ``#`` opens an entity,
+``<``/``>``/``&`` read as HTML, a backtick run could close the Markdown fence around the
+diagram), and the entity codes Mermaid shows as those characters."""
+_MERMAID_ENTITY = re.compile("[" + re.escape("".join(_MERMAID_ENTITIES)) + "]")
+
+
+def _shown_width(text: str) -> int:
+    """How many places ``text`` takes on screen: combining marks (a Devanagari vowel sign, an
+    accent written as its own code point) and zero-width characters take none."""
+    return sum(1 for ch in text if unicodedata.category(ch) not in ("Mn", "Me", "Cf"))
+
+
 def mermaid_label(text: Any, width: int = 32) -> str:
-    """A short Mermaid node label: a safe alphabet only (no quotes, brackets, newlines,
-    ``#``, ``;`` or backticks), cut to ``width`` characters at a word boundary."""
-    label = " ".join(_MERMAID_UNSAFE.sub(" ", str(text).replace('"', "'")).split())
-    if len(label) > width:
-        cut = label[: width - 1]
-        label = (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,.:-") + "…"
+    """A Mermaid node label that keeps every character of ``text``: whitespace and control
+    characters folded to single spaces, the characters a quoted label cannot hold written as
+    Mermaid entity codes (``#quot;``, ``#35;``, ...), and the words wrapped into lines of about
+    ``width`` places joined by ``<br/>`` (a word longer than a line stays whole)."""
+    words = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in str(text)).split()
+    lines: list[list[str]] = []
+    used = 0
+    for word in words:
+        size = _shown_width(word)
+        if lines and used + 1 + size <= width:
+            lines[-1].append(word)
+            used += 1 + size
+        else:
+            lines.append([word])
+            used = size
+    label = "<br/>".join(
+        _MERMAID_ENTITY.sub(lambda m: _MERMAID_ENTITIES[m.group(0)], " ".join(line)) for line in lines
+    )
     return label or "(untitled)"
 
 
 def short_peer(peer_id: Any) -> str:
-    """A peer id as people read it: ``…`` and its :func:`short_id`."""
-    return "…" + short_id(str(peer_id))
+    """A peer id as people read it: ``…`` and its :func:`short_id`; a role label that stands
+    for a peer in a content-only export (``concrete scorer``) as it is."""
+    text = str(peer_id)
+    return "…" + short_id(text) if text.startswith("12D3KooW") else text
 
 
 _BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*?)\s*$")

@@ -21,6 +21,7 @@ from rich.tree import Tree
 
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.identity import short_id
+from specswarm.render.tree import fallback
 
 STYLE = {
     "done": "green",
@@ -81,9 +82,10 @@ def _who(peer: str | None, names: Mapping[str, str]) -> str:
     return names.get(peer) or short_id(peer)
 
 
-def node_status(n: NodeView, names: Mapping[str, str]) -> str:
+def node_status(n: NodeView, names: Mapping[str, str], fallback: bool = False) -> str:
     """A node's status in words: voting (proposals, votes), balloting, accepted (with its
-    tally), open, unclaimed, claimed by whom, done (by whom)."""
+    tally; ``fallback``: below the quorum, the best of the rejected splits), open, unclaimed,
+    claimed by whom, done (by whom)."""
     if n.leaf:
         if n.result is not None:
             return f"done by {_who(n.result.author, names)}"
@@ -93,7 +95,8 @@ def node_status(n: NodeView, names: Mapping[str, str]) -> str:
     acc = n.accepted_proposal
     if acc is not None:
         rivals = len(n.proposals) - 1
-        return f"accepted {acc.approvals}/{acc.approvals + acc.rejections} ({acc.strategy})" + (
+        how = "fallback, no split reached the quorum: " if fallback else ""
+        return f"accepted {how}{acc.approvals}/{acc.approvals + acc.rejections} ({acc.strategy})" + (
             f", {rivals} rival(s)" if rivals else ""
         )
     rejected = sum(1 for p in n.proposals if p.status == "rejected")
@@ -106,12 +109,12 @@ def node_status(n: NodeView, names: Mapping[str, str]) -> str:
     return f"open{tail}" if n.proposals else "open: no proposal yet"
 
 
-def _label(n: NodeView, names: Mapping[str, str], width: int) -> Text:
+def _label(plan: Plan, n: NodeView, names: Mapping[str, str], width: int) -> Text:
     status = n.status
     title = n.title if len(n.title) <= width else n.title[: max(1, width - 1)] + "…"
     text = Text(f"{MARK.get(status, ' ')} ", style=STYLE.get(status, ""))
     text.append(title, style="bold" if n.parent is None else "")
-    text.append(f"  [{node_status(n, names)}]", style=STYLE.get(status, "dim"))
+    text.append(f"  [{node_status(n, names, fallback(plan, n))}]", style=STYLE.get(status, "dim"))
     return text
 
 
@@ -121,12 +124,12 @@ def plan_tree(plan: Plan, names: Mapping[str, str] | None = None, title_width: i
     if root is None:
         return Text("(waiting for the run)", style="dim")
     names = names or {}
-    tree = Tree(_label(root, names, title_width), guide_style="dim")
+    tree = Tree(_label(plan, root, names, title_width), guide_style="dim")
 
     def grow(branch: Tree, n: NodeView) -> None:
         for c in n.children:
             child = plan.nodes[c]
-            grow(branch.add(_label(child, names, title_width)), child)
+            grow(branch.add(_label(plan, child, names, title_width)), child)
 
     grow(tree, root)
     return tree

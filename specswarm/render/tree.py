@@ -16,6 +16,14 @@ _MARK = {
 }
 
 
+def fallback(plan: Plan, n: NodeView) -> bool:
+    """Whether ``n``'s accepted split has fewer approvals than the quorum: every proposal was
+    rejected and the fold took the best of them, as its fallback rule says."""
+    acc = n.accepted_proposal
+    spec = plan.spec
+    return acc is not None and spec is not None and acc.approvals < spec.quorum_size()
+
+
 def _line(plan: Plan, n: NodeView) -> str:
     mark = _MARK.get(n.status, " ")
     extra = ""
@@ -27,7 +35,8 @@ def _line(plan: Plan, n: NodeView) -> str:
     else:
         acc = n.accepted_proposal
         if acc:
-            extra = f"  [{acc.strategy}, {acc.approvals}/{acc.approvals + acc.rejections} approve]"
+            extra = f"  [{acc.strategy}, {acc.approvals}/{acc.approvals + acc.rejections} approve"
+            extra += ", fallback: no split reached the quorum]" if fallback(plan, n) else "]"
         elif n.proposals:
             rejected = sum(1 for p in n.proposals if p.status == "rejected")
             extra = f"  [{len(n.proposals)} proposal(s), {rejected} rejected]"

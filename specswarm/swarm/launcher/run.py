@@ -63,6 +63,8 @@ class PlanRequest:
     spec_changed: SpecChoice | None = None
     """With ``resume``: the run to go on with when the spec file changed since it began
     (``--spec-changed``); None: such a change stops the launch (exit 2)."""
+    content_only: bool = False
+    """Render only the plan's content (``--content-only``: no run id, peer ids or digests)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ def run_plan(
     cache: Path | None = None,
     peers_per_process: int = 1,
     spec_changed: SpecChoice | None = None,
+    content_only: bool = False,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -124,6 +127,7 @@ def run_plan(
         cache,
         peers_per_process,
         spec_changed,
+        content_only,
     )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
@@ -156,8 +160,8 @@ def prepare(request: PlanRequest) -> Launch:
     )
     spec = start.spec
     check_launchable(spec)
-    check_models(spec)
     cache = answer_cache(request, spec)
+    unreachable = check_models(spec, cached=cache is not None)
     run = prepare_run(start, events_path=request.events_path)
     peers = build_peers(spec, run.keys.peers, run.workdir, cache)
     run.keys.save(run.keys_file)
@@ -180,6 +184,8 @@ def prepare(request: PlanRequest) -> Launch:
     if cache is not None:
         held = sum(1 for _ in cache.glob("*.json"))
         launch.progress.say(f"answer cache {cache}: {held} answer(s) held")
+    for problem in unreachable:
+        launch.progress.say(f"{problem}; going on with the answer cache (an answer it lacks will fail)")
     return launch
 
 
@@ -246,13 +252,23 @@ def check_launchable(spec: GoalSpec) -> None:
             raise SpecError([spec.problem(f"roles.{role}.count", message)])
 
 
-def check_models(spec: GoalSpec) -> None:
+def check_models(spec: GoalSpec, *, cached: bool = False) -> list[str]:
     """The preflight of every model endpoint the peers will ask (as each role's peers will run
-    it, environment overrides applied): a SpecError naming the field, before any peer starts."""
+    it, environment overrides applied): a SpecError naming the field, before any peer starts.
+
+    ``cached``: the run has an answer cache, which may hold every answer; then an endpoint that
+    cannot be reached is no error yet: its problems are returned (to be said), and a question
+    the cache does not hold fails at run time, naming the endpoint."""
     from specswarm.model.load import preflight
     from specswarm.swarm.peer import model_settings
 
-    preflight(spec, lambda role: model_settings(spec, role))
+    try:
+        preflight(spec, lambda role: model_settings(spec, role))
+    except SpecError as exc:
+        if not cached or not all(p.path.endswith("base_url") for p in exc.problems):
+            raise
+        return [str(p) for p in exc.problems]
+    return []
 
 
 def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
@@ -275,7 +291,7 @@ def finish(launch: Launch, outcome: Outcome, state: FoldState) -> None:
     def plan_to(what: str) -> Path | None:
         from specswarm.render import render_plan, write_output
 
-        text = render_plan(final, fmt, output.template)
+        text = render_plan(final, fmt, output.template, content_only=request.content_only)
         where, note = keep(lambda place: write_output(text, place), places, what)
         kept.append(note)
         return where
