@@ -128,7 +128,7 @@ def test_a_plan_that_cannot_be_written_at_the_end_is_kept_in_the_run_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    from specswarm.swarm.launcher.prepare import prepare_run
+    from specswarm.swarm.launcher.prepare import prepare_run, start_of
 
     state = FoldState(converged.events)
     spec = state.plan().spec
@@ -145,7 +145,7 @@ def test_a_plan_that_cannot_be_written_at_the_end_is_kept_in_the_run_directory(
         True,
         out / "report.json",
     )
-    run = prepare_run(spec, resume=None, events_path=request.events_path)
+    run = prepare_run(start_of(spec, resume=None), events_path=request.events_path)
     launch = Launch(request, spec, run, [], Progress(quiet=True))
     shutil.rmtree(out)  # while the run went on, its directory became a file
     out.write_text("")
