@@ -53,6 +53,7 @@ def test_the_corpus_has_the_kinds_the_issue_names() -> None:
         "template-block-syntax-error",
         "template-missing-block",
         "template-unknown-task",
+        "alias-bomb",
     } <= names
 
 

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from specswarm import resources
 from specswarm.errors import SpecProblem
-from specswarm.spec._yaml import DocPath, Located
+from specswarm.spec._yaml import BoundError, DocPath, Located
 
 SCHEMA_NAME = "goal.schema.json"
 
@@ -77,6 +77,8 @@ def whole(label: str, message: str, line: int = 1) -> SpecProblem:
 
 
 def yaml_problem(label: str, exc: yaml.YAMLError) -> SpecProblem:
+    if isinstance(exc, BoundError):
+        return SpecProblem(label, exc.line, dotted(exc.path), exc.message)
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         message = f"invalid YAML: {exc.problem}"
         if exc.context and exc.context_mark is not None:
