@@ -1,4 +1,5 @@
-"""A hostile spec cannot hurt: alias bombs stop after bounded work."""
+"""A hostile spec cannot hurt: alias bombs stop after bounded work, and a spec too large for
+the run event is refused (a huge file unparsed)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from specswarm.cli import app
 from specswarm.errors import SpecError
-from specswarm.spec import _yaml, load_spec
+from specswarm.protocol.canonical import canonical_bytes
+from specswarm.protocol.events import check_event, make_run_event
+from specswarm.protocol.identity import Identity
+from specswarm.spec import _yaml, load_spec, spec_from_mapping
+from specswarm.spec.bounds import MAX_SPEC_BYTES, normalized_size
 
 SPECS = Path(__file__).parent / "specs"
 ROLES = "roles:\n  decomposer: {count: 1}\n  scorer: {count: 1}\n  executor: {count: 1}\n"
@@ -82,3 +89,60 @@ def test_merge_keys_resolve_once_and_the_earlier_mapping_wins(
     assert doc.data["tree"] == {"max_depth": 3, "min_children": 2, "max_children": 5}
     assert doc.data["roles"]["scorer"] == {"count": 2, "lenses": ["coverage"]}  # *x before *y
     assert doc.data["roles"]["executor"] == {"count": 1, "lenses": ["coverage"]}  # its own key wins
+
+
+def test_a_5_mb_goal_is_refused_without_being_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(f"goal: {'x' * 5_000_000}\n{ROLES}")
+
+    def no_parse(text: str) -> None:
+        raise AssertionError("a 5 MB spec was parsed")
+
+    monkeypatch.setattr("specswarm.spec.load.load_located", no_parse)
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"{path}:1: (root): the file is 5.0 MB (expected at most 500000 bytes; its normalized spec "
+        "travels in a run event that holds at most 250000 bytes of it)\n"
+    )
+
+
+def term(index: int, length: int = 200) -> str:
+    """A forbidden term of ``length`` characters (200: the longest the schema allows)."""
+    return f"{index:04}".ljust(length, "x")
+
+
+def test_a_spec_larger_than_a_run_event_is_refused(tmp_path: Path) -> None:
+    terms = ", ".join(term(i) for i in range(1_300))  # each string within its bound
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"goal: Plan a trip\n{ROLES}constraints:\n  - {{kind: forbid, terms: [{terms}]}}\n")
+    assert problems_of(path) == [
+        f"{path}:1: (root): the spec is 270.8 kB once normalized (defaults filled in, prompt templates "
+        "inlined); a run event holds at most 250000 bytes of it (the largest part: constraints, 263.9 kB)"
+    ]
+
+
+def test_a_spec_at_the_bound_travels_in_a_run_event() -> None:
+    def spec_of(terms: list[str]) -> Any:
+        return spec_from_mapping({"goal": "Plan a trip", "roles": {"decomposer": {"count": 1},
+            "scorer": {"count": 1}, "executor": {"count": 1}},
+            "constraints": [{"kind": "forbid", "terms": terms}]})  # fmt: skip
+
+    terms = [term(0)]
+    room = MAX_SPEC_BYTES - normalized_size(spec_of(terms).to_json())
+    terms += [term(i) for i in range(1, room // 203 + 1)]  # each adds 203 bytes: ,"0001xxx..."
+    terms.append(term(len(terms), room % 203 - 3))
+    spec = spec_of(terms)
+    assert normalized_size(spec.to_json()) == len(canonical_bytes(spec.to_json())) == MAX_SPEC_BYTES
+    event = make_run_event(Identity.generate(), spec, admission="ab" * 32, nonce="f" * 100)
+    assert check_event(event.to_bytes()) == (event, "")  # a peer takes it
+
+
+def test_a_prompt_template_is_bounded(tmp_path: Path) -> None:
+    (tmp_path / "big.j2").write_text("{{ goal }}" + "x" * 15_991)
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"goal: Plan a trip\n{ROLES}prompts: {{execute: big.j2}}\n")
+    assert problems_of(path) == [
+        f"{path}:6: prompts.execute: template file 'big.j2' holds 16001 characters "
+        "(expected at most 16000 characters: a prompt template travels in the run event)"
+    ]

@@ -54,6 +54,7 @@ def test_the_corpus_has_the_kinds_the_issue_names() -> None:
         "template-missing-block",
         "template-unknown-task",
         "alias-bomb",
+        "goal-too-long",
     } <= names
 
 

@@ -14,9 +14,10 @@ from jinja2.sandbox import SandboxedEnvironment
 from specswarm import resources
 from specswarm.errors import SpecProblem
 from specswarm.spec._yaml import DocPath
+from specswarm.spec.bounds import MAX_TEMPLATE_CHARS, amount, read_at_most
 from specswarm.spec.prompting import template_problem
 from specswarm.spec.values import TASKS, Prompts, TreeLimits, normal_quorum
-from specswarm.spec.wording import Where, show
+from specswarm.spec.wording import Where, schema_at, show
 
 # --------------------------------------------------------------------------- semantic problems
 
@@ -155,19 +156,25 @@ def _jinja_problem(text: str, label: str) -> str | None:
     return None
 
 
-def _read_text(path: Path, label: str) -> tuple[str | None, str | None]:
-    """(text, None) or (None, what is wrong) for a template file."""
+def _read_text(path: Path, label: str, limit: int, why: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, what is wrong) for a template file of at most ``limit``
+    characters (``why``: the reason for the bound, in the message)."""
     if not path.is_file():
         return None, f"template file {label!r} not found (looked for {path})"
     try:
-        return path.read_text(encoding="utf-8"), None
+        raw, size = read_at_most(path, 4 * limit)  # UTF-8: at most 4 bytes a character
+        text = raw.decode("utf-8") if size is None else None
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read template file {label!r}: {exc}"
+    if text is None or len(text) > limit:
+        held = f"{len(text)} characters" if text is not None else amount(size or 0)
+        return None, f"template file {label!r} holds {held} (expected at most {limit} characters: {why})"
+    return text, None
 
 
 def _read_template(path: Path, label: str) -> tuple[str | None, str | None]:
-    """(text, None) or (text or None, what is wrong) for a template file that must parse."""
-    text, problem = _read_text(path, label)
+    """(text, None) or (text or None, what is wrong) for an output template that must parse."""
+    text, problem = _read_text(path, label, MAX_TEMPLATE_CHARS, "a template, not a file of data")
     if text is not None:
         problem = _jinja_problem(text, label)
     return text, problem
@@ -183,6 +190,8 @@ def _default_prompt(task: str) -> Path:
 def prompts_from_files(
     data: Mapping[str, Any], where: Where, base: Path
 ) -> tuple[Prompts, list[SpecProblem]]:
+    """The prompt templates the spec names (relative to ``base``; the packaged ones for the
+    tasks it does not name)."""
     given = data.get("prompts")
     given = given if isinstance(given, Mapping) else {}
     texts: dict[str, str] = {}
@@ -194,7 +203,8 @@ def prompts_from_files(
             path, label = base / Path(given[task]).expanduser(), given[task]
         else:
             path, label = _default_prompt(task), f"templates/prompts/{task}.j2"
-        text, problem = _read_text(path, label)
+        limit = schema_at("prompts", task)["maxLength"]
+        text, problem = _read_text(path, label, limit, "a prompt template travels in the run event")
         if text is not None:
             texts[task] = text
             problem = template_problem(text, task, label)

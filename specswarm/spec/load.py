@@ -5,7 +5,10 @@
 a schema cannot say (a quorum larger than the scorers, template files that are
 missing, do not parse or fail on their task's sample data, ...), and raises one
 :class:`~specswarm.errors.SpecError` listing *every* problem as
-``FILE:LINE: field.path: what is wrong (expected ...)``.
+``FILE:LINE: field.path: what is wrong (expected ...)``. The work and what is read are
+bounded (``bounds`` and ``_yaml``): a file too large is not parsed, the YAML loader stops at
+too many values or alias copies, and a spec too large for the run event is a problem like
+any other.
 
 ``GoalSpec.to_json()`` gives the normalized dict of docs/ARCHITECTURE.md (all
 defaults filled in, prompt templates inlined as text) that travels in the
@@ -25,6 +28,7 @@ import yaml
 
 from specswarm.errors import SpecError
 from specswarm.spec._yaml import load_located
+from specswarm.spec.bounds import MAX_SPEC_FILE_BYTES, file_too_large, oversize, read_at_most
 from specswarm.spec.checks import file_problems, prompts_from_files, prompts_from_text, semantic_problems
 from specswarm.spec.values import (
     TASKS,
@@ -54,7 +58,9 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
     label = os.fspath(path)
     source = Path(path)
     try:
-        raw = source.read_bytes()
+        raw, size = read_at_most(source, MAX_SPEC_FILE_BYTES)
+        if size is not None:
+            raise SpecError([whole(label, file_too_large(size))])
         text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise SpecError([whole(label, f"cannot read the spec file: {exc.strerror or exc}")]) from exc
@@ -96,7 +102,7 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
     problems += file_problems(data, where, base)
     if problems:
         raise SpecError(unique(problems))
-    return _build(
+    spec = _build(
         data,
         default_name=source.stem,
         prompts=prompts,
@@ -104,6 +110,10 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
         resolve=lambda p: (base / Path(p).expanduser()).resolve(),
         source=source,
     )
+    too_large = oversize(spec.to_json())
+    if too_large:
+        raise SpecError([where.at((), too_large)])
+    return spec
 
 
 def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> GoalSpec:
