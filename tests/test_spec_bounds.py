@@ -1,8 +1,10 @@
-"""A hostile spec cannot hurt: alias bombs stop after bounded work, and a spec too large for
-the run event is refused (a huge file unparsed)."""
+"""A hostile spec cannot hurt: alias bombs stop after bounded work, a spec too large for the
+run event is refused (a huge file unparsed), and the files whose text reaches the run stay in
+the spec's folder unless `--allow-outside-files` says otherwise."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -15,11 +17,19 @@ from specswarm.errors import SpecError
 from specswarm.protocol.canonical import canonical_bytes
 from specswarm.protocol.events import check_event, make_run_event
 from specswarm.protocol.identity import Identity
+from specswarm.resources import template_dir
 from specswarm.spec import _yaml, load_spec, spec_from_mapping
 from specswarm.spec.bounds import MAX_SPEC_BYTES, normalized_size
 
 SPECS = Path(__file__).parent / "specs"
 ROLES = "roles:\n  decomposer: {count: 1}\n  scorer: {count: 1}\n  executor: {count: 1}\n"
+
+
+def outside(named: str, target: Path, folder: Path) -> str:
+    return (
+        f"{named!r} (that is {target}) is outside the spec's folder {folder} "
+        "(expected a file in it or in specswarm's templates; --allow-outside-files allows any)"
+    )
 
 
 def problems_of(path: Path, **kw: Any) -> list[str]:
@@ -138,6 +148,34 @@ def test_a_spec_at_the_bound_travels_in_a_run_event() -> None:
     assert check_event(event.to_bytes()) == (event, "")  # a peer takes it
 
 
+def test_files_outside_the_spec_folder_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "specs"
+    (folder / "p").mkdir(parents=True)
+    default = (template_dir() / "prompts" / "decompose.j2").read_text()
+    (tmp_path / "outside.j2").write_text("{{ goal }}: " + default)
+    (folder / "inside.j2").write_text((template_dir() / "prompts" / "execute.j2").read_text())
+    (folder / "p" / "link.j2").symlink_to(tmp_path / "outside.j2")  # resolved before judging
+    (folder / "p" / "near.j2").symlink_to(folder / "inside.j2")
+    packaged = os.path.relpath(template_dir() / "prompts" / "score.j2", folder)
+    path = folder / "spec.yaml"
+    path.write_text(
+        f"goal: Plan a trip\n{ROLES}"
+        f"prompts: {{decompose: p/link.j2, refine: ../outside.j2, score: {packaged}, execute: p/near.j2}}\n"
+        "model: {backend: replay, cassette: ~/recorded.jsonl}\n"
+    )
+    home = Path("~/recorded.jsonl").expanduser().resolve()
+    assert problems_of(path) == [
+        f"{path}:6: prompts.decompose: {outside('p/link.j2', tmp_path / 'outside.j2', folder)}",
+        f"{path}:6: prompts.refine: {outside('../outside.j2', tmp_path / 'outside.j2', folder)}",
+        f"{path}:7: model.cassette: {outside('~/recorded.jsonl', home, folder)}",
+    ]
+    path.write_text(path.read_text().replace("~/recorded.jsonl", "../recorded.jsonl"))
+    (tmp_path / "recorded.jsonl").write_text("")
+    spec = load_spec(path, allow_outside=True)
+    assert spec.prompts.decompose.startswith("{{ goal }}: ")
+    assert spec.model.cassette == tmp_path / "recorded.jsonl"
+
+
 def test_a_prompt_template_is_bounded(tmp_path: Path) -> None:
     (tmp_path / "big.j2").write_text("{{ goal }}" + "x" * 15_991)
     path = tmp_path / "spec.yaml"
@@ -146,3 +184,21 @@ def test_a_prompt_template_is_bounded(tmp_path: Path) -> None:
         f"{path}:6: prompts.execute: template file 'big.j2' holds 16001 characters "
         "(expected at most 16000 characters: a prompt template travels in the run event)"
     ]
+
+
+def test_the_flag_lets_validate_and_plan_read_outside_files(tmp_path: Path) -> None:
+    (tmp_path / "mine.j2").write_text((template_dir() / "prompts" / "score.j2").read_text())
+    (tmp_path / "sub").mkdir()
+    path = tmp_path / "sub" / "spec.yaml"
+    path.write_text(f"goal: Plan a trip\n{ROLES}  observer: {{count: 0}}\nprompts: {{score: ../mine.j2}}\n")
+    refused = f"{path}:7: prompts.score: {outside('../mine.j2', tmp_path / 'mine.j2', path.parent)}"
+    runner = CliRunner()
+    result = runner.invoke(app, ["validate", str(path)])
+    assert (result.exit_code, result.stderr) == (2, refused + "\n")
+    result = runner.invoke(app, ["validate", "--allow-outside-files", str(path)])
+    assert (result.exit_code, result.stdout) == (0, f"{path}: ok (spec: 'Plan a trip')\n")
+    result = runner.invoke(app, ["plan", str(path)])  # the CLI's main() turns the error into exit 2
+    assert isinstance(result.exception, SpecError) and str(result.exception) == refused
+    result = runner.invoke(app, ["plan", "--allow-outside-files", str(path)])  # loads; cannot run
+    assert isinstance(result.exception, SpecError)
+    assert "roles.observer.count: 0 observers" in str(result.exception)

@@ -94,9 +94,16 @@ def init(
     run_init(file, kind.value, goal, force, schema)
 
 
+OUTSIDE_HELP = (
+    "Let the spec name prompt templates, an output template and cassettes outside its own folder "
+    "(default: only files in the spec's folder or below it, and specswarm's templates)."
+)
+
+
 @app.command()
 def validate(
     specs: Annotated[list[Path], typer.Argument(help="Goal spec files (YAML).")],
+    allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
     """Check goal specs; print one `FILE:LINE: field.path: problem` line per problem."""
     from specswarm.cli.init import validate_line
@@ -105,7 +112,7 @@ def validate(
     problems: list[str] = []
     for path in specs:
         try:
-            spec = load_spec(path)
+            spec = load_spec(path, allow_outside=allow_outside_files)
         except SpecError as exc:
             problems.extend(str(p) for p in exc.problems)
         else:
@@ -214,6 +221,7 @@ def plan(
             "(default 1: one process per peer).",
         ),
     ] = 1,
+    allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
@@ -230,6 +238,7 @@ def plan(
         restart=not no_restart,
         cache=cache,
         peers_per_process=peers_per_process,
+        allow_outside_files=allow_outside_files,
     )
 
 

@@ -1,8 +1,8 @@
-"""What a spec may hold: the size of its file, of its normalized form and of a template it
-names.
+"""What a spec may hold and name: the size of its file, of its normalized form and of a
+template it names, and the folders the files it reads may be in.
 
 A spec may come from someone else (a pull request checked in CI): the bounds keep such a
-spec from exhausting the machine or the run. The
+spec from exhausting the machine or from carrying the machine's files into the run. The
 ``run`` event carries the normalized spec (``GoalSpec.to_json()``, prompt templates
 inlined) to every peer, and a peer refuses an event larger than
 ``specswarm.protocol.events.MAX_EVENT_BYTES`` (256 KiB): :data:`MAX_SPEC_BYTES` leaves room
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from specswarm import resources
 
 MAX_SPEC_FILE_BYTES = 500_000
 """The largest spec file read (YAML with comments: twice what a run event carries; the YAML
@@ -25,6 +27,8 @@ MAX_SPEC_BYTES = 250_000
 MAX_TEMPLATE_CHARS = 1_000_000
 """The largest output template read (it stays on this machine; prompt templates have the
 smaller bound of the schema's ``prompts`` fields, as they travel in the run event)."""
+OUTSIDE_FLAG = "--allow-outside-files"
+"""The command-line flag that lets a spec name files outside its folder."""
 
 
 def amount(size: int) -> str:
@@ -75,3 +79,30 @@ def oversize(spec_json: Mapping[str, Any]) -> str | None:
 
 def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+# --------------------------------------------------------------------------- files a spec names
+
+
+def allowed_folders(base: Path) -> list[Path]:
+    """Where the files a spec reads may be: its own folder (``base``, resolved) and below, and
+    specswarm's packaged templates."""
+    folders = [base.resolve()]
+    try:
+        folders.append(resources.template_dir().resolve())
+    except FileNotFoundError:
+        pass
+    return folders
+
+
+def outside(value: str, base: Path, folders: Sequence[Path]) -> str | None:
+    """What is wrong when the file ``value`` (relative to the spec's folder ``base``; ``~``
+    expanded, symlinks resolved) lies outside every allowed folder, else None."""
+    target = (base / Path(value).expanduser()).resolve()
+    if any(target.is_relative_to(folder) for folder in folders):
+        return None
+    named = repr(value) if value == str(target) else f"{value!r} (that is {target})"
+    return (
+        f"{named} is outside the spec's folder {base.resolve()} (expected a file in it or in "
+        f"specswarm's templates; {OUTSIDE_FLAG} allows any)"
+    )

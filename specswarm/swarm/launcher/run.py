@@ -66,6 +66,8 @@ class PlanRequest:
     """The answer cache directory (``--cache``; None: the spec's ``cache``, or none)."""
     peers_per_process: int = 1
     """Peers per OS process (``--peers-per-process``); 1: one process per peer."""
+    allow_outside: bool = False
+    """The spec may name files outside its folder (``--allow-outside-files``)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def run_plan(
     restart: bool = True,
     cache: Path | None = None,
     peers_per_process: int = 1,
+    allow_outside_files: bool = False,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -111,7 +114,18 @@ def run_plan(
     PeerFailedError (a peer failed for good) or InterruptedRunError (stopped by a signal).
     """
     request = PlanRequest(
-        spec_path, fmt, out, events_path, timeout, resume, quiet, report, restart, cache, peers_per_process
+        spec_path,
+        fmt,
+        out,
+        events_path,
+        timeout,
+        resume,
+        quiet,
+        report,
+        restart,
+        cache,
+        peers_per_process,
+        allow_outside_files,
     )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
@@ -134,7 +148,7 @@ def prepare(request: PlanRequest) -> Launch:
     """Load and check the spec, prepare the run (new or resumed), build one peer per seat."""
     from specswarm.spec import load_spec
 
-    spec = load_spec(request.spec_path)
+    spec = load_spec(request.spec_path, allow_outside=request.allow_outside)
     check_launchable(spec)
     check_models(spec)
     cache = answer_cache(request, spec)
