@@ -32,7 +32,7 @@ def expectation(path: Path) -> str:
     first = path.read_text(encoding="utf-8").splitlines()[0]
     match = re.fullmatch(r"# expect: (\d+: .+)", first)
     assert match, f"{path.name}: the first line must be '# expect: LINE: path: message'"
-    return match.group(1)
+    return match.group(1).replace("{folder}", str(path.resolve().parent))  # no machine's path in a case
 
 
 def test_the_corpus_has_the_kinds_the_issue_names() -> None:
@@ -53,6 +53,10 @@ def test_the_corpus_has_the_kinds_the_issue_names() -> None:
         "template-block-syntax-error",
         "template-missing-block",
         "template-unknown-task",
+        "alias-bomb",
+        "goal-too-long",
+        "prompt-outside-folder",
+        "output-template-outside-folder",
     } <= names
 
 
@@ -129,12 +133,19 @@ def test_plan_needs_an_observer_but_validate_accepts_it(
     )
 
 
-@pytest.mark.parametrize("path", sorted(SPECS.glob("template-*.yaml")), ids=lambda p: p.stem)
-def test_plan_stops_at_a_bad_prompt_template_before_any_peer_starts(
+HOSTILE = ["alias-bomb", "goal-too-long", "prompt-outside-folder", "output-template-outside-folder"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(SPECS.glob("template-*.yaml")) + [SPECS / f"{n}.yaml" for n in HOSTILE],
+    ids=lambda p: p.stem,
+)
+def test_plan_stops_at_a_bad_template_or_a_hostile_spec_before_any_peer_starts(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The spec's templates are rendered on samples while it is loaded: no run directory is
-    made, no peer process is spawned."""
+    """The spec's templates are rendered on samples, its aliases, sizes and files bounded while
+    it is loaded: no run directory is made, no peer process is spawned."""
     import subprocess
     import tempfile
 

@@ -118,9 +118,16 @@ def init(
     run_init(file, kind.value, goal, force, schema)
 
 
+OUTSIDE_HELP = (
+    "Let the spec name prompt templates, an output template and cassettes outside its own folder "
+    "(default: only files in the spec's folder or below it, and specswarm's templates)."
+)
+
+
 @app.command()
 def validate(
     specs: Annotated[list[Path], typer.Argument(help="Goal spec files (YAML).")],
+    allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
     """Check goal specs; print one `FILE:LINE: field.path: problem` line per problem."""
     from specswarm.cli.init import validate_line
@@ -129,7 +136,7 @@ def validate(
     problems: list[str] = []
     for path in specs:
         try:
-            spec = load_spec(path)
+            spec = load_spec(path, allow_outside=allow_outside_files)
         except SpecError as exc:
             problems.extend(str(p) for p in exc.problems)
         else:
@@ -250,6 +257,7 @@ def plan(
         ),
     ] = 1,
     content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
+    allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
     from specswarm.swarm.launcher import run_plan
@@ -270,115 +278,13 @@ def plan(
         peers_per_process=peers_per_process,
         spec_changed=spec_changed.value if spec_changed else None,
         content_only=content_only,
+        allow_outside_files=allow_outside_files,
     )
-
-
-@app.command()
-def peer(
-    role: Annotated[Role, typer.Option("--role", help="The role this peer takes.")],
-    spec: Annotated[Path | None, typer.Option("--spec", help="Start a run from this spec.")] = None,
-    join: Annotated[
-        list[str] | None, typer.Option("--join", help="Multiaddr of a peer to join (repeatable).")
-    ] = None,
-    mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
-    listen: Annotated[str, typer.Option("--listen", help="Listen multiaddr.")] = "/ip4/127.0.0.1/tcp/0",
-    key: Annotated[Path | None, typer.Option("--key", help="Identity key file (created if missing).")] = None,
-    strategy: Annotated[
-        str | None,
-        typer.Option(
-            "--strategy", "--lens", help="Decomposer strategy, or scorer lens (default: the spec's first)."
-        ),
-    ] = None,
-    events: Annotated[Path | None, typer.Option("--events", help="Append every event seen here.")] = None,
-    run_file: Annotated[Path | None, typer.Option("--run-file", hidden=True)] = None,
-    admission: Annotated[str | None, typer.Option("--admission", hidden=True)] = None,
-    preload: Annotated[
-        list[Path] | None,
-        typer.Option("--preload", help="Start from the events of this log (repeatable)."),
-    ] = None,
-    json_status: Annotated[bool, typer.Option("--json-status", hidden=True)] = False,
-    cache: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache",
-            help="Keep the model's answers in this directory and replay them (shared by local peers).",
-        ),
-    ] = None,
-    model_url: Annotated[
-        str | None,
-        typer.Option(
-            "--model-url",
-            help="Ask this shared model service (specswarm model serve; token in $SPECSWARM_MODEL_TOKEN) "
-            "instead of loading the model here.",
-        ),
-    ] = None,
-) -> None:
-    """Run one peer of a swarm (spread a swarm over several machines)."""
-    from specswarm.swarm.peer import peer_config, run_peer_cli
-
-    _check_output(events, "--events", "the event log")
-    if key is not None and not key.exists():  # an existing key is only read
-        _check_output(key, "--key", "the peer's key")
-    config = peer_config(
-        role=role.value,
-        spec=spec,
-        join=join or [],
-        mdns=mdns,
-        listen=listen,
-        key=key,
-        strategy=strategy,
-        events=events,
-        run_file=run_file,
-        admission=admission,
-        preload=preload or [],
-        json_status=json_status,
-        cache=cache,
-        model_url=model_url,
-    )
-    run_peer_cli(config)
-
-
-@app.command("peer-group", hidden=True)
-def peer_group(
-    group: Annotated[Path, typer.Argument(help="JSON list of peers (what `plan` writes).")],
-) -> None:
-    """Run several peers in this process, each with its own host and key (`plan --peers-per-process`)."""
-    from specswarm.swarm.group import run_group
-
-    run_group(group)
-
-
-@app.command()
-def observe(
-    join: Annotated[
-        list[str] | None, typer.Option("--join", help="Multiaddr of a swarm peer (repeatable).")
-    ] = None,
-    mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
-    out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
-    events: Annotated[Path | None, typer.Option("--events")] = None,
-) -> None:
-    """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
-    from specswarm.swarm.peer import peer_config, run_peer_cli
-
-    _check_output(out, "--out", "the plan")
-    _check_output(events, "--events", "the event log")
-    config = peer_config(
-        role="observer",
-        spec=None,
-        join=join or [],
-        mdns=mdns,
-        listen="/ip4/127.0.0.1/tcp/0",
-        key=None,
-        strategy=None,
-        events=events,
-        fmt=format.value,
-        out=out,
-    )
-    run_peer_cli(config)
 
 
 def _register_subapps() -> None:
+    import specswarm.cli.peers  # noqa: F401 - registers peer, peer-group and observe on app
+
     try:
         from specswarm.cli.model import model_app
     except ImportError:  # pragma: no cover - model layer not present

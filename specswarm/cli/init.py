@@ -214,6 +214,8 @@ def run_init(file: Path | None, kind: str, goal: str | None, force: bool, schema
     typer.echo(f"next: edit {target}, then `specswarm plan {target}`", err=True)
 
 
-def validate_line(path: Path, name: str, goal: str) -> str:
-    """The line ``specswarm validate`` prints for a spec that loads."""
-    return f"{path}: ok ({name}: {goal!r})"
+def validate_line(path: Path, name: str, goal: str, width: int = 80) -> str:
+    """The line ``specswarm validate`` prints for a spec that loads (a goal longer than
+    ``width`` characters cut to its start)."""
+    shown = goal if len(goal) <= width else goal[: width - 3] + "..."
+    return f"{path}: ok ({name}: {shown!r})"

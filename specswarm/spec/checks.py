@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -14,9 +14,10 @@ from jinja2.sandbox import SandboxedEnvironment
 from specswarm import resources
 from specswarm.errors import SpecProblem
 from specswarm.spec._yaml import DocPath
+from specswarm.spec.bounds import MAX_TEMPLATE_CHARS, amount, outside, read_at_most
 from specswarm.spec.prompting import template_problem
 from specswarm.spec.values import TASKS, Prompts, TreeLimits, normal_quorum
-from specswarm.spec.wording import Where, show
+from specswarm.spec.wording import Where, schema_at, show
 
 # --------------------------------------------------------------------------- semantic problems
 
@@ -155,19 +156,25 @@ def _jinja_problem(text: str, label: str) -> str | None:
     return None
 
 
-def _read_text(path: Path, label: str) -> tuple[str | None, str | None]:
-    """(text, None) or (None, what is wrong) for a template file."""
+def _read_text(path: Path, label: str, limit: int, why: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, what is wrong) for a template file of at most ``limit``
+    characters (``why``: the reason for the bound, in the message)."""
     if not path.is_file():
         return None, f"template file {label!r} not found (looked for {path})"
     try:
-        return path.read_text(encoding="utf-8"), None
+        raw, size = read_at_most(path, 4 * limit)  # UTF-8: at most 4 bytes a character
+        text = raw.decode("utf-8") if size is None else None
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read template file {label!r}: {exc}"
+    if text is None or len(text) > limit:
+        held = f"{len(text)} characters" if text is not None else amount(size or 0)
+        return None, f"template file {label!r} holds {held} (expected at most {limit} characters: {why})"
+    return text, None
 
 
 def _read_template(path: Path, label: str) -> tuple[str | None, str | None]:
-    """(text, None) or (text or None, what is wrong) for a template file that must parse."""
-    text, problem = _read_text(path, label)
+    """(text, None) or (text or None, what is wrong) for an output template that must parse."""
+    text, problem = _read_text(path, label, MAX_TEMPLATE_CHARS, "a template, not a file of data")
     if text is not None:
         problem = _jinja_problem(text, label)
     return text, problem
@@ -181,8 +188,10 @@ def _default_prompt(task: str) -> Path:
 
 
 def prompts_from_files(
-    data: Mapping[str, Any], where: Where, base: Path
+    data: Mapping[str, Any], where: Where, base: Path, folders: Sequence[Path] | None = None
 ) -> tuple[Prompts, list[SpecProblem]]:
+    """The prompt templates the spec names (relative to ``base``; the packaged ones for the
+    tasks it does not name). ``folders``: where a named file may be (None: anywhere)."""
     given = data.get("prompts")
     given = given if isinstance(given, Mapping) else {}
     texts: dict[str, str] = {}
@@ -192,9 +201,14 @@ def prompts_from_files(
             if not isinstance(given[task], str) or not given[task]:
                 continue  # the schema reported it
             path, label = base / Path(given[task]).expanduser(), given[task]
+            problem = outside(label, base, folders) if folders is not None else None
+            if problem:
+                problems.append(where.at(("prompts", task), problem))
+                continue
         else:
             path, label = _default_prompt(task), f"templates/prompts/{task}.j2"
-        text, problem = _read_text(path, label)
+        limit = schema_at("prompts", task)["maxLength"]
+        text, problem = _read_text(path, label, limit, "a prompt template travels in the run event")
         if text is not None:
             texts[task] = text
             problem = template_problem(text, task, label)
@@ -230,19 +244,32 @@ def prompts_from_text(
     return Prompts(**{t: given.get(t) or "" for t in TASKS}), problems
 
 
-def file_problems(data: Mapping[str, Any], where: Where, base: Path) -> list[SpecProblem]:
+def file_problems(
+    data: Mapping[str, Any], where: Where, base: Path, folders: Sequence[Path] | None = None
+) -> list[SpecProblem]:
     """Files the spec names that must exist: replay cassette, model file, output template (and
-    the answer cache, when it exists, must be a directory)."""
+    the answer cache, when it exists, must be a directory). ``folders``: where the files whose
+    content reaches the run or its plan (cassettes, the output template) may be (None: anywhere);
+    the model file and the answer cache may be anywhere."""
     problems: list[SpecProblem] = []
     checks: list[tuple[DocPath, str]] = []
+    confined: list[DocPath] = [("output", "template")]
     for at_model, model in model_sections(data):
+        confined.append((*at_model, "cassette"))
         if model.get("backend") == "replay":
             checks.append(((*at_model, "cassette"), "cassette"))
         if model.get("backend", "gpt4all") in ("gpt4all", "llama"):
             checks.append(((*at_model, "file"), "model file"))
+    refused: set[DocPath] = set()
+    for at in confined:
+        value = section(data, *at)
+        problem = outside(value, base, folders) if folders is not None and isinstance(value, str) else None
+        if problem:
+            problems.append(where.at(at, problem))
+            refused.add(at)
     for at, what in checks:
         value = section(data, *at)
-        if isinstance(value, str) and value:
+        if isinstance(value, str) and value and at not in refused:
             path = (base / Path(value).expanduser()).resolve()
             if not path.is_file():
                 problems.append(where.at(at, f"{what} {value!r} not found (looked for {path})"))
@@ -252,7 +279,7 @@ def file_problems(data: Mapping[str, Any], where: Where, base: Path) -> list[Spe
         if path.exists() and not path.is_dir():
             problems.append(where.at(("cache",), f"cache {cache!r} is not a directory ({path} is a file)"))
     template = section(data, "output", "template")
-    if isinstance(template, str) and template:
+    if isinstance(template, str) and template and ("output", "template") not in refused:
         _, problem = _read_template(base / Path(template).expanduser(), template)
         if problem:
             problems.append(where.at(("output", "template"), problem))

@@ -5,7 +5,10 @@
 a schema cannot say (a quorum larger than the scorers, template files that are
 missing, do not parse or fail on their task's sample data, ...), and raises one
 :class:`~specswarm.errors.SpecError` listing *every* problem as
-``FILE:LINE: field.path: what is wrong (expected ...)``.
+``FILE:LINE: field.path: what is wrong (expected ...)``. The work and what is read are
+bounded (``bounds`` and ``_yaml``): a file too large is not parsed, the YAML loader stops at
+too many values or alias copies, and a spec too large for the run event or naming files
+outside its folder is a problem like any other.
 
 ``GoalSpec.to_json()`` gives the normalized dict of docs/ARCHITECTURE.md (all
 defaults filled in, prompt templates inlined as text) that travels in the
@@ -25,6 +28,7 @@ import yaml
 
 from specswarm.errors import SpecError
 from specswarm.spec._yaml import load_located
+from specswarm.spec.bounds import MAX_SPEC_FILE_BYTES, allowed_folders, file_too_large, oversize, read_at_most
 from specswarm.spec.checks import file_problems, prompts_from_files, prompts_from_text, semantic_problems
 from specswarm.spec.values import (
     TASKS,
@@ -49,12 +53,19 @@ from specswarm.spec.wording import Where, kind_of, schema_problems, unique, whol
 # --------------------------------------------------------------------------- public loaders
 
 
-def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
-    """Load and validate a YAML goal spec; raise SpecError listing every problem."""
+def load_spec(path: str | os.PathLike[str], *, allow_outside: bool = False) -> GoalSpec:
+    """Load and validate a YAML goal spec; raise SpecError listing every problem.
+
+    ``allow_outside``: the files whose content reaches the run or its plan (prompt templates,
+    the output template, cassettes) may be anywhere; by default they must be in the spec's
+    folder (or below it) or among specswarm's packaged templates, symlinks resolved.
+    """
     label = os.fspath(path)
     source = Path(path)
     try:
-        raw = source.read_bytes()
+        raw, size = read_at_most(source, MAX_SPEC_FILE_BYTES)
+        if size is not None:
+            raise SpecError([whole(label, file_too_large(size))])
         text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise SpecError([whole(label, f"cannot read the spec file: {exc.strerror or exc}")]) from exc
@@ -91,12 +102,13 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
     problems += schema_problems(data, where)
     problems += semantic_problems(data, where)
     base = source.resolve().parent
-    prompts, prompt_problems = prompts_from_files(data, where, base)
+    folders = None if allow_outside else allowed_folders(base)
+    prompts, prompt_problems = prompts_from_files(data, where, base, folders)
     problems += prompt_problems
-    problems += file_problems(data, where, base)
+    problems += file_problems(data, where, base, folders)
     if problems:
         raise SpecError(unique(problems))
-    return _build(
+    spec = _build(
         data,
         default_name=source.stem,
         prompts=prompts,
@@ -104,6 +116,10 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
         resolve=lambda p: (base / Path(p).expanduser()).resolve(),
         source=source,
     )
+    too_large = oversize(spec.to_json())
+    if too_large:
+        raise SpecError([where.at((), too_large)])
+    return spec
 
 
 def spec_from_json(d: Mapping[str, Any], *, source: str = "<run event>") -> GoalSpec:

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from specswarm import resources
 from specswarm.errors import SpecProblem
-from specswarm.spec._yaml import DocPath, Located
+from specswarm.spec._yaml import BoundError, DocPath, Located
 
 SCHEMA_NAME = "goal.schema.json"
 
@@ -77,6 +77,8 @@ def whole(label: str, message: str, line: int = 1) -> SpecProblem:
 
 
 def yaml_problem(label: str, exc: yaml.YAMLError) -> SpecProblem:
+    if isinstance(exc, BoundError):
+        return SpecProblem(label, exc.line, dotted(exc.path), exc.message)
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         message = f"invalid YAML: {exc.problem}"
         if exc.context and exc.context_mark is not None:
@@ -91,6 +93,14 @@ def yaml_problem(label: str, exc: yaml.YAMLError) -> SpecProblem:
 @cache
 def _validator() -> Draft202012Validator:
     return Draft202012Validator(resources.load_schema(SCHEMA_NAME))
+
+
+def schema_at(*keys: str) -> dict[str, Any]:
+    """The schema of the field at ``keys`` (e.g. ``"prompts", "score"``)."""
+    node: dict[str, Any] = _validator().schema
+    for key in keys:
+        node = _deref(node)["properties"][key]
+    return node
 
 
 def schema_problems(data: Any, where: Where) -> list[SpecProblem]:
@@ -139,13 +149,17 @@ def _explain(error: ValidationError, where: Where) -> Iterator[SpecProblem]:
         text = f"{shown} is not more than {value}"
     elif keyword in ("minLength", "minItems"):
         text = f"{shown} is too short"
+    elif keyword == "maxLength":
+        text = f"{shown} is {len(instance)} characters long"
     elif keyword == "pattern":
         text = f"{shown} does not have the expected form"
     elif keyword in ("anyOf", "oneOf"):
         text = f"{shown} is not valid"
     else:  # pragma: no cover - every keyword the schema uses is handled above
         text = error.message
-    expected = f"expected {_describe(error.schema)}"
+    expected = (
+        f"expected at most {value}" if keyword == "maxLength" else f"expected {_describe(error.schema)}"
+    )
     if keyword == "enum":
         expected += _did_you_mean(instance, [str(v) for v in value])
     if hint:

@@ -65,6 +65,8 @@ class PlanRequest:
     (``--spec-changed``); None: such a change stops the launch (exit 2)."""
     content_only: bool = False
     """Render only the plan's content (``--content-only``: no run id, peer ids or digests)."""
+    allow_outside: bool = False
+    """The spec may name files outside its folder (``--allow-outside-files``)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def run_plan(
     peers_per_process: int = 1,
     spec_changed: SpecChoice | None = None,
     content_only: bool = False,
+    allow_outside_files: bool = False,
 ) -> None:
     """Launch the peers ``spec_path`` declares and render the plan they converge on.
 
@@ -128,6 +131,7 @@ def run_plan(
         peers_per_process,
         spec_changed,
         content_only,
+        allow_outside_files,
     )
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
@@ -150,7 +154,7 @@ def prepare(request: PlanRequest) -> Launch:
     """Load and check the spec, prepare the run (new or resumed), build one peer per seat."""
     from specswarm.spec import load_spec
 
-    loaded = load_spec(request.spec_path)
+    loaded = load_spec(request.spec_path, allow_outside=request.allow_outside)
     check_paths(request)
     start = start_of(
         loaded,
