@@ -216,6 +216,9 @@ def plan(
     ] = 1,
 ) -> None:
     """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
+    from specswarm.swarm.overrides import check_overrides
+
+    check_overrides()  # before the launcher is imported: a bad value fails at once
     from specswarm.swarm.launcher import run_plan
 
     run_plan(
@@ -274,6 +277,9 @@ def peer(
     ] = None,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
+    from specswarm.swarm.overrides import check_overrides
+
+    check_overrides()
     from specswarm.swarm.peer import peer_config, run_peer_cli
 
     config = peer_config(

@@ -30,6 +30,7 @@ from specswarm.swarm.launcher.prepare import PreparedRun, prepare_run
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
+from specswarm.swarm.overrides import check_environment
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 
@@ -189,13 +190,15 @@ def share_models(spec: GoalSpec, peers: list[PeerProc], workdir: Path) -> list[S
 
 
 def check_launchable(spec: GoalSpec) -> None:
-    """``plan`` needs at least one peer of every role (a valid spec may declare none)."""
+    """``plan`` needs at least one peer of every role (a valid spec may declare none) and
+    usable environment overrides (:mod:`specswarm.swarm.overrides`)."""
     for field in dataclasses.fields(spec.roles):
         role = field.name
         if getattr(spec.roles, role).count < 1:
             why = "the launcher reads the plan from it" if role == "observer" else "`plan` needs one"
             message = f"0 {role}s (expected at least 1 to run `plan`: {why})"
             raise SpecError([spec.problem(f"roles.{role}.count", message)])
+    check_environment(spec)
 
 
 def check_models(spec: GoalSpec) -> None:
