@@ -215,7 +215,8 @@ def plan(
         ),
     ] = 1,
 ) -> None:
-    """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
+    """Launch the peers the spec declares (one process each, where its network.listen says) and
+    converge on a plan."""
     from specswarm.swarm.overrides import check_overrides
 
     check_overrides()  # before the launcher is imported: a bad value fails at once

@@ -25,6 +25,7 @@ import yaml
 
 from specswarm.errors import SpecError
 from specswarm.spec._yaml import load_located
+from specswarm.spec.addresses import network_problems
 from specswarm.spec.checks import file_problems, prompts_from_files, prompts_from_text, semantic_problems
 from specswarm.spec.values import (
     TASKS,
@@ -94,6 +95,7 @@ def load_spec(path: str | os.PathLike[str]) -> GoalSpec:
     prompts, prompt_problems = prompts_from_files(data, where, base)
     problems += prompt_problems
     problems += file_problems(data, where, base)
+    problems += network_problems(data, where)
     if problems:
         raise SpecError(unique(problems))
     return _build(

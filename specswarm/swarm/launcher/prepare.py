@@ -17,6 +17,7 @@ from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, make_run_event, read_event_log, write_event_log
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
+from specswarm.swarm.launcher.network import admission_field, admission_key, listed, seat_keys
 
 
 def keys_path(events: Path) -> Path:
@@ -104,12 +105,12 @@ def prepare_run(spec: GoalSpec, *, resume: Path | None, events_path: Path | None
 
 
 def _new(spec: GoalSpec) -> tuple[Event, RunKeys, list[Event]]:
-    launcher = Identity.generate()
-    admission = Identity.generate()
+    """A new run event, admitting whom the spec's ``access`` says (:mod:`.network`)."""
+    launcher, admission, seats = Identity.generate(), admission_key(spec), seat_keys(spec)
     run_event = make_run_event(
-        launcher, spec, admission=admission.public_key.hex(), nonce=secrets.token_hex(8)
+        launcher, listed(spec, seats), admission=admission_field(spec, admission), nonce=secrets.token_hex(8)
     )
-    return run_event, RunKeys(admission), []
+    return run_event, RunKeys(admission, seats), []
 
 
 def _resumed(spec: GoalSpec, resume: Path) -> tuple[Event, RunKeys, list[Event]]:
@@ -122,7 +123,7 @@ def _resumed(spec: GoalSpec, resume: Path) -> tuple[Event, RunKeys, list[Event]]
     if run_event is None:
         raise SpecSwarmError(f"cannot resume: {resume} holds no run event")
     assert isinstance(run_event.body, RunBody)
-    if run_event.body.spec != spec:
+    if run_event.body.spec != listed(spec, keys.peers):
         # a note, not an error: the run goes on, as every peer of it knows it
         print(
             "warning: the spec changed since the run began; resuming with the original spec",

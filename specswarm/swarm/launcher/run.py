@@ -26,6 +26,7 @@ from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events
 from specswarm.swarm.launcher.heal import RestartPolicy
 from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
+from specswarm.swarm.launcher.network import check_network, start_lines
 from specswarm.swarm.launcher.prepare import PreparedRun, prepare_run
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
@@ -149,6 +150,8 @@ def prepare(request: PlanRequest) -> Launch:
     launch.progress.say(
         f"run {run.run[:12]}: {spec.goal!r} — starting {len(peers)} peers ({declared}); logs in {run.workdir}"
     )
+    for line in start_lines(spec, peers[0].listen, peers[0].port, peers[0].identity.peer_id):
+        launch.progress.say(line)
     if request.resume:
         launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
     if cache is not None:
@@ -190,8 +193,9 @@ def share_models(spec: GoalSpec, peers: list[PeerProc], workdir: Path) -> list[S
 
 
 def check_launchable(spec: GoalSpec) -> None:
-    """``plan`` needs at least one peer of every role (a valid spec may declare none) and
-    usable environment overrides (:mod:`specswarm.swarm.overrides`)."""
+    """``plan`` needs at least one peer of every role (a valid spec may declare none), usable
+    environment overrides (:mod:`specswarm.swarm.overrides`) and network settings this
+    machine can serve (:mod:`.network`)."""
     for field in dataclasses.fields(spec.roles):
         role = field.name
         if getattr(spec.roles, role).count < 1:
@@ -199,6 +203,7 @@ def check_launchable(spec: GoalSpec) -> None:
             message = f"0 {role}s (expected at least 1 to run `plan`: {why})"
             raise SpecError([spec.problem(f"roles.{role}.count", message)])
     check_environment(spec)
+    check_network(spec, len(spec.roster()))
 
 
 def check_models(spec: GoalSpec) -> None:
