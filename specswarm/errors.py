@@ -12,7 +12,8 @@
     ├── TemplateError               a user template cannot be loaded or rendered (``specswarm.render``)
     │   └── PromptTemplateError     a prompt template fails on a task's data (exit 2)
     ├── UsageError                  a command's input that is not a spec is wrong (exit 2): a group
-    │                               file, an unreadable event log, an output it cannot write
+    │                               file, a SPECSWARM_* value, an unreadable event log, an output
+    │                               it cannot write
     ├── TransportError              libp2p / network problems (bad multiaddr, dial failure, no answer)
     └── RunError                    a run did not converge (names stuck nodes and why)
         └── InterruptedRunError     a run or a peer was stopped by a signal (exit 130)
@@ -76,8 +77,8 @@ class ReplayMissError(ModelError):
 
 
 class UsageError(SpecSwarmError):
-    """A command's input that is not a goal spec is wrong (e.g. a peer group file); the message
-    names the file and what is expected."""
+    """A command's input that is not a goal spec is wrong (e.g. a peer group file, a
+    ``SPECSWARM_*`` environment value); the message names it and what is expected."""
 
     exit_code: ClassVar[int] = 2
 

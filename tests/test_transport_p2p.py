@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -23,6 +21,8 @@ from typing import Any
 
 import pytest
 import trio
+
+from tests.netns import veth_pair
 
 pytestmark = pytest.mark.slow
 
@@ -287,43 +287,22 @@ async def test_validator_rejections_are_counted_and_not_delivered() -> None:
 # ----- mDNS inside network namespaces ---------------------------------------------
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
-
-
 @pytest.mark.netns
 @trio_test
 async def test_mdns_discovery_inside_network_namespaces() -> None:
     """Two namespaces joined by a veth pair (10.77.x addresses that exist only there)."""
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2 to create network namespaces")
-    tag = os.urandom(3).hex()
-    ns1, ns2 = f"ssw-test-{tag}-1", f"ssw-test-{tag}-2"
-    veth1, veth2 = f"sswa{tag}", f"sswb{tag}"
     swarm = Swarm()
-    try:
-        _ip("netns", "add", ns1)
-        _ip("netns", "add", ns2)
-        _ip("link", "add", veth1, "netns", ns1, "type", "veth", "peer", "name", veth2, "netns", ns2)
-        for ns, dev, addr in ((ns1, veth1, "10.77.0.1/24"), (ns2, veth2, "10.77.0.2/24")):
-            _ip("-n", ns, "addr", "add", addr, "dev", dev)
-            _ip("-n", ns, "link", "set", dev, "up", "multicast", "on")
-            _ip("-n", ns, "link", "set", "lo", "up")
-        a = await swarm.start(
-            "a", "--mdns", "--listen", "/ip4/10.77.0.1/tcp/0", prefix=("ip", "netns", "exec", ns1)
-        )
-        b = await swarm.start(
-            "b", "--mdns", "--listen", "/ip4/10.77.0.2/tcp/0", prefix=("ip", "netns", "exec", ns2)
-        )
-        await a.call(cmd="wait_peers", n=1, timeout=30)
-        await b.call(cmd="wait_mesh", n=1, timeout=20)
-        await a.call(cmd="wait_mesh", n=1, timeout=20)
-        await a.call(cmd="publish", data="found-you")
-        await b.wait_messages(lambda m: m == [(a.id, "found-you")])
-    finally:
-        await swarm.stop()
-        for ns in (ns1, ns2):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
+    with veth_pair("10.77.0") as (one, two):
+        try:
+            a = await swarm.start("a", "--mdns", "--listen", f"/ip4/{one.addr}/tcp/0", prefix=one.prefix)
+            b = await swarm.start("b", "--mdns", "--listen", f"/ip4/{two.addr}/tcp/0", prefix=two.prefix)
+            await a.call(cmd="wait_peers", n=1, timeout=30)
+            await b.call(cmd="wait_mesh", n=1, timeout=20)
+            await a.call(cmd="wait_mesh", n=1, timeout=20)
+            await a.call(cmd="publish", data="found-you")
+            await b.wait_messages(lambda m: m == [(a.id, "found-you")])
+        finally:
+            await swarm.stop()
     swarm.assert_quiet()
 
 

@@ -259,7 +259,11 @@ def plan(
     content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
     allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
-    """Launch the peers the spec declares (one process each, on loopback) and converge on a plan."""
+    """Launch the peers the spec declares (one process each, where its network.listen says) and
+    converge on a plan."""
+    from specswarm.swarm.overrides import check_overrides
+
+    check_overrides()  # before the launcher is imported: a bad value fails at once
     from specswarm.swarm.launcher import run_plan
 
     if spec_changed is not None and resume is None:

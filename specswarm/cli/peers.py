@@ -52,6 +52,9 @@ def peer(
     ] = None,
 ) -> None:
     """Run one peer of a swarm (spread a swarm over several machines)."""
+    from specswarm.swarm.overrides import check_overrides
+
+    check_overrides()
     from specswarm.swarm.peer import peer_config, run_peer_cli
 
     _check_output(events, "--events", "the event log")

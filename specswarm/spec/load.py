@@ -28,6 +28,7 @@ import yaml
 
 from specswarm.errors import SpecError
 from specswarm.spec._yaml import load_located
+from specswarm.spec.addresses import network_problems
 from specswarm.spec.bounds import MAX_SPEC_FILE_BYTES, allowed_folders, file_too_large, oversize, read_at_most
 from specswarm.spec.checks import file_problems, prompts_from_files, prompts_from_text, semantic_problems
 from specswarm.spec.values import (
@@ -106,6 +107,7 @@ def load_spec(path: str | os.PathLike[str], *, allow_outside: bool = False) -> G
     prompts, prompt_problems = prompts_from_files(data, where, base, folders)
     problems += prompt_problems
     problems += file_problems(data, where, base, folders)
+    problems += network_problems(data, where)
     if problems:
         raise SpecError(unique(problems))
     spec = _build(

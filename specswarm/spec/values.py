@@ -205,11 +205,11 @@ class NetworkSettings:
     """How peers find each other."""
 
     listen: str = "/ip4/127.0.0.1/tcp/0"
-    """Listen multiaddr."""
+    """Where launched peers listen (port 0: a free port each; P: ports P, P+1, ...)."""
     bootstrap: tuple[str, ...] = ()
-    """Multiaddrs to dial first."""
+    """Peer addresses every launched peer also dials."""
     mdns: bool = False
-    """Discover peers on the LAN with mDNS."""
+    """Launched peers also discover peers on the LAN with mDNS."""
     topic: str | None = None
     """GossipSub topic; None derives it from the run id."""
 

@@ -9,7 +9,7 @@ message once per process). A SIGINT/SIGTERM, or the launcher gone, stops them al
 process (the launcher restarts the whole group, or not, as it would one peer).
 
 The group file is a JSON list with one object per peer: the options of ``specswarm peer``
-(``role``, ``run_file``, ``key``, ``listen``, ``events``, ``admission``, ``join``,
+(``role``, ``run_file``, ``key``, ``listen``, ``events``, ``admission``, ``join``, ``mdns``,
 ``strategy``, ``preload``, ``json_status``, ``cache``, ``model_url``).
 """
 
@@ -44,7 +44,7 @@ def _config(path: Path, index: int, entry: Any) -> PeerConfig:
     where = f"{path}: peer {index}"
     if not isinstance(entry, dict) or not isinstance(entry.get("role"), str):
         raise UsageError(f"{where}: expected an object with a role")
-    unknown = set(entry) - {*_PATHS, *_STRINGS, "join", "preload", "json_status"}
+    unknown = set(entry) - {*_PATHS, *_STRINGS, "join", "preload", "json_status", "mdns"}
     if unknown:
         raise UsageError(f"{where}: unknown option(s) {', '.join(sorted(unknown))}")
     for name in (*_PATHS, *_STRINGS):
@@ -62,7 +62,7 @@ def _config(path: Path, index: int, entry: Any) -> PeerConfig:
         role=entry["role"],
         spec=None,
         join=lists["join"],
-        mdns=False,
+        mdns=entry.get("mdns") is True,
         listen=entry.get("listen") or "/ip4/127.0.0.1/tcp/0",
         key=path_of("key"),
         strategy=entry.get("strategy"),

@@ -23,7 +23,9 @@ asks that model service (token in ``SPECSWARM_MODEL_TOKEN``) instead of loading 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
+import math
 import os
 import sys
 import time
@@ -40,6 +42,7 @@ from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, check_event, make_run_event, read_event_log
 from specswarm.protocol.identity import Identity, short_id
 from specswarm.spec import AccessSettings, GoalSpec, ModelSettings
+from specswarm.spec.addresses import parse_listen
 from specswarm.swarm.lifeline import run_stoppable
 from specswarm.swarm.node import Node
 from specswarm.swarm.peerio import EventLogFile as EventLogFile
@@ -185,8 +188,11 @@ def peer_config(
     elif spec is not None:
         run_event, admission_key, spec_cache = _run_from_spec(spec, identity)
         cache = cache or spec_cache
-    elif not join and not mdns:
-        raise SpecSwarmError("a peer needs --spec SPEC (start a run) or --join MULTIADDR / --mdns (join one)")
+    elif not join and not mdns and not _fixed_port(listen):
+        raise SpecSwarmError(
+            "a peer needs --spec SPEC (start a run), --join MULTIADDR / --mdns (join one) "
+            "or --listen on a fixed port (wait to be reached: a run's network.bootstrap names it)"
+        )
     if admission is None and admission_key is None:
         admission_key = _admission_key_from_env(_run_spec(run_event) if run_event else None)
     return PeerConfig(
@@ -207,6 +213,13 @@ def peer_config(
         cache=cache,
         model_url=model_url,
     )
+
+
+def _fixed_port(listen: str) -> bool:
+    try:
+        return parse_listen(listen).port != 0
+    except ValueError:
+        return False
 
 
 def _read_preload(paths: Sequence[Path]) -> tuple[Event, ...]:
@@ -270,7 +283,9 @@ async def serve(config: PeerConfig) -> None:
                         f"{config.role} {short_id(config.identity.peer_id)} listening on {addr}",
                         file=sys.stderr,
                     )
-            await nursery.start(node.run)
+            # a peer with no --join or --mdns waits until a run's peers dial it (their bootstrap)
+            waits = config.run_event is None and not config.join and not config.mdns
+            await nursery.start(functools.partial(node.run, learn_timeout=math.inf if waits else 60))
             if config.renders:
                 from specswarm.swarm.observe import observe_until_complete
 

@@ -11,6 +11,8 @@ from libp2p.network.stream.exceptions import StreamEOF
 from libp2p.network.swarm import Swarm
 from libp2p.peer.id import ID
 
+from specswarm.transport.addrs import dialable
+
 log = logging.getLogger("specswarm.transport.p2p")
 """One logger for the whole libp2p transport, named after its public module."""
 
@@ -21,8 +23,9 @@ def connected_peers(host: IHost) -> list[str]:
 
 
 def own_addrs(host: IHost) -> list[str]:
-    """The host's listen multiaddrs, each ending in ``/p2p/<its id>``."""
-    return [str(a) for a in host.get_addrs()]
+    """The host's listen multiaddrs, each ending in ``/p2p/<its id>``; one listening on every
+    interface (``0.0.0.0``) as one address per interface (what other machines can dial)."""
+    return [a for addr in host.get_addrs() for a in dialable(str(addr))]
 
 
 def unblock_peer(host: IHost, peer: ID) -> None:

@@ -1,4 +1,5 @@
-"""``specswarm plan``: launch the declared peers as processes on loopback and watch them converge.
+"""``specswarm plan``: launch the declared peers as processes (on loopback, or where the spec's
+``network.listen`` says) and watch them converge.
 
 The launcher is not a coordinator: it generates the peers' keys and the run
 event, starts one OS process per declared peer (each bootstrapping from two
@@ -9,7 +10,8 @@ event log and renders the plan. On timeout it names the stuck nodes and why.
 
 Modules, in the order a launch uses them: ``run`` (:func:`run_plan` and its steps),
 ``prepare`` (a new or resumed run: keys, run event, preload), ``procs`` (the peer
-processes), ``watch`` (start them and watch until done), ``progress`` (the lines on
+processes; ``network``: where they listen, whom they dial, whom the run admits), ``watch``
+(start them and watch until done), ``progress`` (the lines on
 stderr), ``eventlog`` (following and collecting event logs) and ``diagnose`` (why a run
 is stuck; the JSON report).
 """

@@ -56,10 +56,11 @@ def peer_entry(
         "role": p.role,
         "run_file": str(run_file),
         "key": str(write_key_file(p)),
-        "listen": f"/ip4/127.0.0.1/tcp/{p.port}",
+        "listen": p.listen.multiaddr(p.port),
         "events": str(p.events),
         "admission": admission,
-        "join": boot,
+        "join": [*boot, *p.bootstrap],
+        "mdns": p.mdns,
         "strategy": p.strategy,
         "preload": preload,
         "json_status": True,
@@ -98,7 +99,7 @@ async def keep_group(group: Sequence[PeerProc], command: object, seats: Seats) -
         said = last_words(lead)  # the group's stderr is in its first seat's log
         for p in group:  # the error names the port that was taken: move that peer
             if port_taken(p, said):
-                p.port = free_port()
+                p.port = free_port(p.listen.host)
         delay = seats.policy.backoff[lead.restarts]
         for p in group:
             p.restarts += 1

@@ -87,7 +87,7 @@ async def keep(p: PeerProc, command: Callable[[], list[str]], seats: Seats) -> N
                 seats.note(f"{p.name} exited {code}; not restarted: {why}")
             return
         if port_taken(p, last_words(p)):  # move to a free one
-            p.port = free_port()
+            p.port = free_port(p.listen.host)
         delay = seats.policy.backoff[p.restarts]
         p.restarts += 1
         seats.note(f"{p.name} exited {code}; restarting ({p.restarts}/{seats.policy.limit}) in {delay:g} s")

@@ -26,6 +26,7 @@ from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, make_run_event, read_event_log, write_event_log
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
+from specswarm.swarm.launcher.network import admission_field, admission_key, listed, seat_keys
 
 
 def keys_path(events: Path) -> Path:
@@ -134,7 +135,7 @@ def start_of(
     run_event, keys, preload = _resumed(resume)
     assert isinstance(run_event.body, RunBody)
     original = run_event.body.spec
-    edits = tuple(spec_changes(original, spec))
+    edits = tuple(spec_changes(original, listed(spec, keys.peers)))
     if not edits:
         return Start(spec, run_event, keys, preload, resume)
     if spec_changed is None:
@@ -211,12 +212,12 @@ def _changed_message(original: GoalSpec, spec: GoalSpec, spec_path: Path | None,
 
 
 def _new(spec: GoalSpec) -> tuple[Event, RunKeys, list[Event]]:
-    launcher = Identity.generate()
-    admission = Identity.generate()
+    """A new run event, admitting whom the spec's ``access`` says (:mod:`.network`)."""
+    launcher, admission, seats = Identity.generate(), admission_key(spec), seat_keys(spec)
     run_event = make_run_event(
-        launcher, spec, admission=admission.public_key.hex(), nonce=secrets.token_hex(8)
+        launcher, listed(spec, seats), admission=admission_field(spec, admission), nonce=secrets.token_hex(8)
     )
-    return run_event, RunKeys(admission), []
+    return run_event, RunKeys(admission, seats), []
 
 
 def _resumed(resume: Path) -> tuple[Event, RunKeys, list[Event]]:

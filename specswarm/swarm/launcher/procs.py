@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,10 @@ import trio
 
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
+from specswarm.spec.addresses import LOOPBACK, ListenAddr
 from specswarm.swarm.launcher.forked import PeerProcess, open_peer
+from specswarm.swarm.launcher.network import free_port as free_port
+from specswarm.swarm.launcher.network import listen_of, listen_ports
 
 STOP_GRACE = 5.0
 """Seconds a peer has to exit after SIGTERM before it is killed."""
@@ -85,10 +87,17 @@ class PeerProc:
     """The shared model service its role asks (``--model-url``); None: it loads its own."""
     env: dict[str, str] = field(default_factory=dict)
     """Added to its environment (the model service's token)."""
+    listen: ListenAddr = LOOPBACK
+    """Where it listens (the spec's ``network.listen``; its port is ``port``)."""
+    bootstrap: tuple[str, ...] = ()
+    """Peers it also dials (the spec's ``network.bootstrap``)."""
+    mdns: bool = False
+    """It also finds peers on the LAN with mDNS (the spec's ``network.mdns``)."""
 
     @property
     def addr(self) -> str:
-        return f"/ip4/127.0.0.1/tcp/{self.port}/p2p/{self.identity.peer_id}"
+        """Where the other launched peers dial it (on this machine)."""
+        return f"{self.listen.multiaddr(self.port, self.listen.local_host)}/p2p/{self.identity.peer_id}"
 
     @property
     def name(self) -> str:
@@ -116,21 +125,17 @@ def port_taken(p: PeerProc, said: str) -> bool:
     return "cannot listen on" in said and f"/tcp/{p.port}:" in said
 
 
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def build_peers(
     spec: GoalSpec, identities: dict[str, Identity], workdir: Path, cache: Path | None = None
 ) -> list[PeerProc]:
     """One PeerProc per seat of the spec's roster, in launch order. ``identities`` maps a seat's
     name to its key; seats without one get a new key, added to it. ``cache``: the answer cache
-    every model-running peer shares."""
+    every model-running peer shares. Each listens where the spec's ``network`` says, on a port
+    of its own, and dials its bootstrap peers (and mDNS) as it says."""
     peers: list[PeerProc] = []
-    for position, seat in enumerate(spec.roster()):
+    roster = spec.roster()
+    listen = listen_of(spec)
+    for position, (seat, port) in enumerate(zip(roster, listen_ports(listen, len(roster)), strict=True)):
         identity = identities.get(seat.name) or Identity.generate()
         identities[seat.name] = identity
         peers.append(
@@ -138,12 +143,15 @@ def build_peers(
                 position,
                 seat.role,
                 identity,
-                free_port(),
+                port,
                 seat.strategy,
                 workdir / f"{seat.name}.jsonl",
                 workdir / f"{seat.name}.log",
                 seat=seat.name,
                 cache=cache if seat.role != "observer" else None,
+                listen=listen,
+                bootstrap=spec.network.bootstrap,
+                mdns=spec.network.mdns,
             )
         )
     return peers
@@ -184,15 +192,17 @@ def peer_command(
         "--key",
         str(key_file),
         "--listen",
-        f"/ip4/127.0.0.1/tcp/{p.port}",
+        p.listen.multiaddr(p.port),
         "--json-status",
         "--events",
         str(p.events),
     ]
     if admission is not None:
         cmd += ["--admission", admission]
-    for b in boot:
+    for b in [*boot, *p.bootstrap]:
         cmd += ["--join", b]
+    if p.mdns:
+        cmd += ["--mdns"]
     if p.strategy:
         cmd += ["--strategy", p.strategy]
     if preload_file:

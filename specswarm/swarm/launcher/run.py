@@ -26,11 +26,13 @@ from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events, write_events
 from specswarm.swarm.launcher.heal import RestartPolicy
 from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
+from specswarm.swarm.launcher.network import check_network, start_lines
 from specswarm.swarm.launcher.prepare import PreparedRun, SpecChoice, keys_path, prepare_run, start_of
 from specswarm.swarm.launcher.procs import PeerProc, build_peers
 from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
 from specswarm.swarm.outputs import OutputError, check_directory, check_output, keep, reason, unwritable
+from specswarm.swarm.overrides import check_environment
 from specswarm.swarm.peer import DETERMINISTIC_EXIT
 
 
@@ -176,6 +178,8 @@ def prepare(request: PlanRequest) -> Launch:
     launch.progress.say(
         f"run {run.run[:12]}: {spec.goal!r} — starting {len(peers)} peers ({declared}); logs in {run.workdir}"
     )
+    for line in start_lines(spec, peers[0].listen, peers[0].port, peers[0].identity.peer_id):
+        launch.progress.say(line)
     if run.resumed:
         launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
     if start.edits:
@@ -247,13 +251,17 @@ def share_models(spec: GoalSpec, peers: list[PeerProc], workdir: Path) -> list[S
 
 
 def check_launchable(spec: GoalSpec) -> None:
-    """``plan`` needs at least one peer of every role (a valid spec may declare none)."""
+    """``plan`` needs at least one peer of every role (a valid spec may declare none), usable
+    environment overrides (:mod:`specswarm.swarm.overrides`) and network settings this
+    machine can serve (:mod:`.network`)."""
     for field in dataclasses.fields(spec.roles):
         role = field.name
         if getattr(spec.roles, role).count < 1:
             why = "the launcher reads the plan from it" if role == "observer" else "`plan` needs one"
             message = f"0 {role}s (expected at least 1 to run `plan`: {why})"
             raise SpecError([spec.problem(f"roles.{role}.count", message)])
+    check_environment(spec)
+    check_network(spec, len(spec.roster()))
 
 
 def check_models(spec: GoalSpec, *, cached: bool = False) -> list[str]:
