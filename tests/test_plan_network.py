@@ -25,7 +25,7 @@ from specswarm.spec.addresses import parse_listen
 from specswarm.swarm.group import read_group
 from specswarm.swarm.launcher.groups import group_command, peer_entry
 from specswarm.swarm.launcher.network import check_network, start_lines
-from specswarm.swarm.launcher.prepare import prepare_run
+from specswarm.swarm.launcher.prepare import prepare_run, start_of
 from specswarm.swarm.launcher.procs import boot_addrs, build_peers, peer_command
 from specswarm.swarm.peer import peer_config
 from specswarm.transport.addrs import expand
@@ -159,7 +159,7 @@ def test_access_mode_decides_whom_the_run_event_admits(
     listed = f", peers: [{PEER}]" if mode == "allowlist" else ""
     access = f"access: {{mode: {mode}{listed}}}\n"
     spec = load_spec(_spec(tmp_path, access))
-    run = prepare_run(spec, resume=None, events_path=tmp_path / "events.jsonl")
+    run = prepare_run(start_of(spec, resume=None), events_path=tmp_path / "events.jsonl")
     body = run.run_event.body
     assert isinstance(body, RunBody)
     own = {p.identity.peer_id for p in build_peers(spec, run.keys.peers, run.workdir)}
@@ -174,8 +174,8 @@ def test_access_mode_decides_whom_the_run_event_admits(
     run.keys.save(run.keys_file)
     with open(run.events_path, "w") as fh:
         write_event_log([run.run_event], fh)
-    assert prepare_run(spec, resume=run.events_path, events_path=None).run == run.run
-    assert "spec changed" not in capsys.readouterr().err
+    again = start_of(spec, resume=run.events_path)  # an unchanged spec: no SpecChangedError
+    assert again.edits == () and prepare_run(again, events_path=None).run == run.run
 
 
 def test_plan_says_how_to_observe_and_join_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
