@@ -125,22 +125,24 @@ def test_the_summary_table_says_where_the_time_went() -> None:
     assert "5 hits, 7 misses" in out
 
 
-def peer(role: str, index: int, status: PeerStatus) -> PeerProc:
-    p = PeerProc(index, role, Identity.generate(), 1, None, Path("e"), Path("l"), seat=f"{role}-{index}")
+def peer(role: str, index: int, status: PeerStatus, identity: Identity | None = None) -> PeerProc:
+    key = identity or Identity.generate()
+    p = PeerProc(index, role, key, 1, None, Path("e"), Path("l"), seat=f"{role}-{index}")
     p.status = status
     return p
 
 
 def test_off_a_terminal_the_sparse_lines_stay() -> None:
-    _, plan = growing()
+    sw, plan = growing()
     stream = io.StringIO()
     progress = Progress(quiet=False, stream=stream)
     assert not progress.live
-    peers = [peer("executor", 0, PeerStatus(counters={"model_calls": 3}))]
+    peers = [peer("executor", 0, PeerStatus(counters={"model_calls": 3}), sw.peers["executor"][0])]
     progress.update(plan, peers)
     progress.close(plan, peers)
     out = stream.getvalue()
     assert "split accepted: 'Plan a weekend in Lisbon' → 2 parts" in out
+    assert "leaf done: 'Tower visit' by executor-0" in out  # its seat, as in the tree
     assert "nodes 5  split 2  open 1  leaves 1/2 done (2 claimed)" in out and "model calls 3" in out
     assert "\x1b[" not in out and "elapsed" not in out  # no live view
     assert "run summary" in out

@@ -99,6 +99,10 @@ def test_unreadable_spec_one_line_and_exit_2(
     path, message = _unreadable(tmp_path, kind)
     code, out, err = run_cli(monkeypatch, capsys, command, str(path))
     assert (code, out) == (2, "")
+    if kind == "directory" and command == "validate":  # validate checks a folder's specs
+        message = "no *.yaml or *.yml file in this folder"
+        assert err == f"{path}: {message}\n"
+        return
     assert err == f"{path}:1: (root): {message}\n"
 
 

@@ -18,11 +18,34 @@ from specswarm.errors import InterruptedRunError, SpecError, SpecSwarmError, Tra
 
 app = typer.Typer(
     name="specswarm",
-    help="Plan big goals with a swarm of local-LLM agents on libp2p, with no one in charge.",
+    help="Plan big goals with a swarm of local-LLM agents on libp2p, with no one in charge.\n\n"
+    "\b\nExamples:\n"
+    "  specswarm init --kind trip --goal 'Ten days in Portugal'\n"
+    "  specswarm plan goals/japan.yaml --out japan.md\n"
+    "  SPECSWARM_MODEL_BACKEND=scripted specswarm plan goals/tiny.yaml   # 10 s, no model",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"specswarm {version('specswarm')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Plan big goals with a swarm of local-LLM agents on libp2p, with no one in charge."""
 
 
 class Format(str, Enum):
@@ -97,7 +120,10 @@ class Kind(str, Enum):
 @app.command()
 def init(
     file: Annotated[
-        Path | None, typer.Argument(help="Where to write the spec (default: ./<words-of-the-goal>.yaml).")
+        Path | None,
+        typer.Argument(
+            help="Where to write the spec (default: ./<words-of-the-goal>.yaml).", metavar="[FILE]"
+        ),
     ] = None,
     kind: Annotated[Kind, typer.Option("--kind", "-k", help="Which template to start from.")] = Kind.blank,
     goal: Annotated[
@@ -112,7 +138,13 @@ def init(
         ),
     ] = None,
 ) -> None:
-    """Write a commented goal spec for a kind of goal, and validate it."""
+    """Write a commented goal spec for a kind of goal, and validate it.
+
+    \b
+    Examples:
+      specswarm init --kind trip --goal "Ten days in Portugal"
+      specswarm init goals/cli.yaml --kind software --goal "A CLI that converts units"
+    """
     from specswarm.cli.init import run_init
 
     run_init(file, kind.value, goal, force, schema)
@@ -126,15 +158,26 @@ OUTSIDE_HELP = (
 
 @app.command()
 def validate(
-    specs: Annotated[list[Path], typer.Argument(help="Goal spec files (YAML).")],
+    specs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Goal spec files, or folders whose *.yaml and *.yml files are checked.", metavar="SPEC..."
+        ),
+    ],
     allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
-    """Check goal specs; print one `FILE:LINE: field.path: problem` line per problem."""
+    """Check goal specs; print one `FILE:LINE: field.path: problem` line per problem (exit 2).
+
+    \b
+    Examples:
+      specswarm validate goals/japan.yaml
+      specswarm validate goals/          # every *.yaml and *.yml in the folder
+    """
     from specswarm.cli.init import validate_line
     from specswarm.spec import load_spec
 
     problems: list[str] = []
-    for path in specs:
+    for path in _spec_files(specs):
         try:
             spec = load_spec(path, allow_outside=allow_outside_files)
         except SpecError as exc:
@@ -147,14 +190,37 @@ def validate(
         raise typer.Exit(SpecError.exit_code)
 
 
+def _spec_files(paths: list[Path]) -> list[Path]:
+    """The files named, a folder standing for its ``*.yaml`` and ``*.yml`` files (sorted, not
+    below it); a folder with none is refused (exit 2)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+            if not found:
+                _refuse(f"{path}: no *.yaml or *.yml file in this folder")
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
 @app.command()
 def render(
-    events: Annotated[Path, typer.Argument(help="Event log: JSON lines, one signed event each.")],
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
+    events: Annotated[
+        Path, typer.Argument(help="Event log: JSON lines, one signed event each.", metavar="EVENTS")
+    ],
+    format: Annotated[Format, typer.Option("--format", "-f", help="What to write.")] = Format.markdown,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here (default stdout).")] = None,
     content_only: Annotated[bool, typer.Option("--content-only", help=CONTENT_ONLY_HELP)] = False,
 ) -> None:
-    """Fold a recorded event log into a plan and render it."""
+    """Fold a recorded event log into a plan and render it.
+
+    \b
+    Examples:
+      specswarm render run/events.jsonl --out plan.md
+      specswarm render run/events.jsonl --format json --content-only --out plans/trip.json
+    """
     from specswarm.plan.fold import fold
     from specswarm.protocol.events import read_event_log
     from specswarm.render import render_plan
@@ -174,10 +240,17 @@ def render(
 
 @app.command()
 def diff(
-    old: Annotated[Path, typer.Argument(help="The earlier plan (JSON: render or plan --format json).")],
-    new: Annotated[Path, typer.Argument(help="The later plan (JSON).")],
+    old: Annotated[
+        Path, typer.Argument(help="The earlier plan (JSON: render or plan --format json).", metavar="OLD")
+    ],
+    new: Annotated[Path, typer.Argument(help="The later plan (JSON).", metavar="NEW")],
 ) -> None:
-    """Compare two JSON plans node by node, content only; exit 0 same, 1 different, 2 unreadable."""
+    """Compare two JSON plans node by node, content only; exit 0 same, 1 different, 2 unreadable.
+
+    \b
+    Example:
+      specswarm diff plans/trip.json new.json || echo "the plan changed"
+    """
     from specswarm.render.diff import PlanDocumentError, diff_plans, format_changes, parse_plan
 
     trees = []
@@ -204,9 +277,10 @@ def _refuse(message: str) -> NoReturn:
 
 @app.command()
 def plan(
-    spec: Annotated[Path, typer.Argument(help="Goal spec (YAML).")],
+    spec: Annotated[Path, typer.Argument(help="Goal spec (YAML).", metavar="SPEC")],
     format: Annotated[
-        Format | None, typer.Option("--format", "-f", help="Default: the spec's output.format.")
+        Format | None,
+        typer.Option("--format", "-f", help="What to write (default: the spec's output.format)."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the plan here (default stdout).")
@@ -260,7 +334,14 @@ def plan(
     allow_outside_files: Annotated[bool, typer.Option("--allow-outside-files", help=OUTSIDE_HELP)] = False,
 ) -> None:
     """Launch the peers the spec declares (one process each, where its network.listen says) and
-    converge on a plan."""
+    converge on a plan.
+
+    \b
+    Examples:
+      specswarm plan goals/japan.yaml --out japan.md
+      specswarm plan goals/todo-cli.yaml --format spec --cache .specswarm-cache
+      specswarm plan goals/japan.yaml --resume RUNDIR/events.jsonl   # the path a stopped run names
+    """
     from specswarm.swarm.overrides import check_overrides
 
     check_overrides()  # before the launcher is imported: a bad value fails at once

@@ -40,7 +40,12 @@ def _progress_printer(label: str) -> Callable[[int, int], None]:
 
 @model_app.command()
 def info() -> None:
-    """Where the default model is, its size, whether it is assembled and verified."""
+    """Where the default model is, its size, whether it is assembled and verified.
+
+    \b
+    Example:
+      specswarm model info
+    """
     from specswarm.model import assets
 
     st = assets.status()
@@ -56,7 +61,12 @@ def info() -> None:
 
 @model_app.command()
 def prepare() -> None:
-    """Assemble and verify the default model now (otherwise the first peer does it)."""
+    """Assemble and verify the default model now (otherwise the first peer does it).
+
+    \b
+    Example (in a container image, so that runs start at once):
+      specswarm model prepare
+    """
     from specswarm.model import assets
 
     started = time.perf_counter()
@@ -68,7 +78,7 @@ def prepare() -> None:
 def try_(
     prompt: Annotated[str, typer.Argument(help="What to ask the model.")],
     system: Annotated[str, typer.Option(help="System prompt.")] = "You are a concise assistant.",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 200,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Most tokens to generate.")] = 200,
     threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (gpt4all, llama).")] = None,
     spec: Annotated[
         Path | None, typer.Option("--spec", help="Use this goal spec's model section (checked first).")
@@ -91,7 +101,13 @@ def try_(
     """Generate one answer (greedy) from the embedded model, a spec's model or any backend; print timing.
 
     An openai endpoint is checked first (reachable, takes the key, serves the model): a problem is one
-    line naming the field to fix, exit 2."""
+    line naming the field to fix, exit 2.
+
+    \b
+    Examples:
+      specswarm model try "Name three temples in Kyoto"
+      specswarm model try --spec goals/japan.yaml --role executor "Plan a day in Nara"
+    """
     import dataclasses
 
     from specswarm.errors import EndpointError, SpecError
@@ -226,7 +242,11 @@ def serve(
     ``specswarm peer --model-url URL``, or as the endpoint of a spec's ``backend: openai``.
     Prints one JSON line with the URL once the model is loaded; stops on Ctrl-C or SIGTERM.
 
-    Example: specswarm model serve --runtime llama.cpp --port 8080"""
+    \b
+    Examples:
+      specswarm model serve --runtime llama.cpp --port 8080   # then base_url: http://127.0.0.1:8080/v1
+      specswarm model serve --port 8081                       # the model service, gpt4all
+    """
     import json
     import os
     import signal

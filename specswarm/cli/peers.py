@@ -51,7 +51,13 @@ def peer(
         ),
     ] = None,
 ) -> None:
-    """Run one peer of a swarm (spread a swarm over several machines)."""
+    """Run one peer of a swarm (spread a swarm over several machines).
+
+    \b
+    Examples:
+      specswarm peer --role executor --join /ip4/192.168.1.20/tcp/4101/p2p/12D3KooW...
+      specswarm peer --role scorer --mdns          # a swarm on this LAN
+    """
     from specswarm.swarm.overrides import check_overrides
 
     check_overrides()
@@ -95,11 +101,22 @@ def observe(
         list[str] | None, typer.Option("--join", help="Multiaddr of a swarm peer (repeatable).")
     ] = None,
     mdns: Annotated[bool, typer.Option("--mdns", help="Find peers on the LAN with mDNS.")] = False,
-    format: Annotated[Format, typer.Option("--format", "-f")] = Format.markdown,
-    out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
-    events: Annotated[Path | None, typer.Option("--events")] = None,
+    format: Annotated[
+        Format, typer.Option("--format", "-f", help="What to write once the plan is complete.")
+    ] = Format.markdown,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the complete plan here (default stdout).")
+    ] = None,
+    events: Annotated[
+        Path | None, typer.Option("--events", help="Append every event seen here (JSON lines).")
+    ] = None,
 ) -> None:
-    """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges."""
+    """Print live snapshots of a swarm's plan, publishing nothing; render it when it converges.
+
+    \b
+    Example (the address `specswarm plan` prints as "observe with:"):
+      specswarm observe --join /ip4/127.0.0.1/tcp/4101/p2p/12D3KooW... --out plan.md
+    """
     from specswarm.swarm.peer import peer_config, run_peer_cli
 
     _check_output(out, "--out", "the plan")

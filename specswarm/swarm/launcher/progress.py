@@ -107,7 +107,7 @@ class Progress:
     def update(self, plan: Plan, peers: Sequence[PeerProc]) -> None:
         if self.quiet or plan.root is None:
             return
-        self._news(plan)
+        self._news(plan, names_of(peers))
         if self.live:
             self._draw(plan, peers)
             return
@@ -168,7 +168,7 @@ class Progress:
         if self.quiet:
             return
         if self.live and plan.root is not None:
-            self._news(plan)
+            self._news(plan, names_of(peers))
             self._draw(plan, peers, ended=True)
         self.stop()
         wall = time.monotonic() - self.started
@@ -180,8 +180,9 @@ class Progress:
             self._view.stop()
             self._view = None
 
-    def _news(self, plan: Plan) -> None:
-        """A line for every split accepted and every leaf done since the last update."""
+    def _news(self, plan: Plan, names: dict[str, str]) -> None:
+        """A line for every split accepted and every leaf done since the last update; a peer is
+        named by its seat (``executor-0``), as in the tree and the peer table."""
         for n in plan.walk():
             if n.accepted and n.id not in self.seen_accepted:
                 self.seen_accepted.add(n.id)
@@ -196,7 +197,8 @@ class Progress:
                 )
             if n.result and n.id not in self.seen_results:
                 self.seen_results.add(n.id)
-                self.say(f"leaf done: {n.title[:60]!r} by executor {short_id(n.result.author)}")
+                who = names.get(n.result.author) or f"executor {short_id(n.result.author)}"
+                self.say(f"leaf done: {n.title[:60]!r} by {who}")
 
 
 def names_of(peers: Sequence[PeerProc]) -> dict[str, str]:
