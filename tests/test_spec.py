@@ -371,7 +371,7 @@ def test_spec_from_json_validates_too() -> None:
     assert str(info.value).splitlines() == [
         "run 0123:0: (root): missing required field 'name'",
         "run 0123:0: colour: unknown key (expected one of: version, name, goal, context, "
-        "constraints, quorum, roles, prompts, tree, model, network, access, budget, output, cache)",
+        "language, constraints, quorum, roles, prompts, tree, model, network, access, budget, output, cache)",
         "run 0123:0: prompts: missing required field 'refine' (expected the template text)",
         "run 0123:0: prompts.score: Jinja2 syntax error in prompts.score:1: unexpected '}'",
         "run 0123:0: roles.scorer.count: 0 is less than the minimum 1 (expected an integer >= 1)",

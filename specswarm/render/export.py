@@ -36,6 +36,9 @@ The context a template sees (documented for user templates):
     The number of approvals a split needs (``None`` if the plan has no run).
 ``roles``
     Participant counts by role.
+``t``
+    The headings in the plan's language (``overview``, ``schedule``, ``provenance``, ``status``,
+    ``swarm``, ``part``): the spec's ``language``, else the goal's (English when not known).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from specswarm.render.content import content_only as content_only_data
 from specswarm.render.filters import FILTERS, fenced_lines
 from specswarm.render.schedule import schedules_json
 from specswarm.resources import load_schema, template_dir
+from specswarm.spec.language import plan_language
 
 FORMATS = ("markdown", "json", "spec")
 BUILTIN_TEMPLATES = {"markdown": "plan.md.j2", "spec": "spec.md.j2"}
@@ -141,6 +145,14 @@ def _plan_validator() -> Draft202012Validator:
 # -- the template context ------------------------------------------------------------------
 
 
+def _headings(plan: Plan) -> dict[str, str]:
+    """The rendered plan's headings, in the plan's language (:mod:`specswarm.spec.language`)."""
+    spec = plan.spec
+    if spec is None:
+        return plan_language("").headings
+    return plan_language(spec.goal, spec.context, spec.language).headings
+
+
 def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
     """The variables every template sees (see the module docstring)."""
     nodes: list[dict[str, Any]] = []
@@ -187,6 +199,7 @@ def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
         "components": [n for n in nodes if n["component"] and not n["node"]["leaf"]],
         "tasks": [n for n in nodes if n["task"]],
         "quorum": quorum,
+        "t": _headings(plan),
         "schedule": data.get("schedule", []),
         "roles": dict(Counter(p["role"] for p in data["participants"])),
     }
