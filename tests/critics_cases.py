@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specswarm.plan import critics as cc
-from specswarm.plan.critics import Check, Part
+from specswarm import critics as cc
+from specswarm.critics import Check, Part
 from specswarm.spec import Constraint
 
 REPO = Path(__file__).resolve().parent.parent
@@ -936,7 +936,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--old", action="store_true", help="also the replaced word-level critics (from git)")
     ap.add_argument("--old-rev", default=None, help="git revision to read them from")
     args = ap.parse_args(argv)
-    rows: list[tuple[str, Verdict, bool]] = [("current (specswarm.plan.critics)", new_verdict, False)]
+    rows: list[tuple[str, Verdict, bool]] = [("current (specswarm.critics)", new_verdict, False)]
     if args.old or args.old_rev:
         old = old_critics(args.old_rev)
         rows += [

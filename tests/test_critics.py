@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from specswarm.plan import critics
-from specswarm.plan.critics import (
+from specswarm import critics
+from specswarm.critics import (
     CHECK_NAMES,
     Check,
     check_constraints,
@@ -26,7 +26,7 @@ from specswarm.plan.critics import (
     run_checks,
     stem,
 )
-from specswarm.plan.critics.titles import title_terms
+from specswarm.critics.titles import title_terms
 from specswarm.protocol.bodies import Child
 from specswarm.spec import Constraint, spec_from_json
 from specswarm.testing.synth import minimal_spec

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from specswarm.plan import critics
-from specswarm.plan.critics import Part, Relative
+from specswarm import critics
+from specswarm.critics import Part, Relative
 
 from .critics_cases import ALL, DEV, HELDOUT, Case, accuracy, new_verdict, right_reason
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from specswarm.plan import critics as cc
-from specswarm.plan.critics import Check, Part, Relative
+from specswarm import critics as cc
+from specswarm.critics import Check, Part, Relative
 
 
 def P(title: str, detail: str = "", **facts: int | float | str) -> Part:  # noqa: N802

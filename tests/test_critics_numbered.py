@@ -1,4 +1,4 @@
-"""Parts numbered alike are one part twice (specswarm/plan/critics: titles.numbered_alike, the
+"""Parts numbered alike are one part twice (specswarm/critics: titles.numbered_alike, the
 overlap check). Seen on a real todo-cli run: a refined root split "User Flow 1" .. "User Flow 7"
 passed every lens at 91-100, because the words every child shares count as boilerplate."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from specswarm.plan.critics.overlap import check_overlap
-from specswarm.plan.critics.titles import denumbered, numbered_alike
+from specswarm.critics.overlap import check_overlap
+from specswarm.critics.titles import denumbered, numbered_alike
 from specswarm.protocol.bodies import Child as Part
 
 
@@ -48,7 +48,7 @@ def test_numbered_parts_with_their_own_content_pass() -> None:
 def test_parts_named_only_by_their_number_are_vague_whatever_their_details() -> None:
     """The real todo-cli root split: seven "User Flow N" with a sentence each (which the overlap
     check rightly does not call one part twice); its headings name nothing."""
-    from specswarm.plan.critics.wording import check_vagueness, numbered_only
+    from specswarm.critics.wording import check_vagueness, numbered_only
 
     details = [
         "Adding tasks with due dates",

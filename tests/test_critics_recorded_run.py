@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import trio
 
+from specswarm import critics
 from specswarm.model.replay import ScriptedModel
-from specswarm.plan import critics
 from specswarm.plan.fold import fold
 from specswarm.protocol.bodies import CheckResult, VoteBody
 from specswarm.protocol.events import Event, check_event, make_event, read_event_log

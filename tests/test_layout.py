@@ -3,7 +3,7 @@
 Conventions (what each test reads; follow them when you change the layout or the docs):
 
 * **Layers.** Every top-level part of the package has a layer (``LAYERS`` below):
-  ``errors``/``resources`` 0 < ``spec`` 1 < ``protocol`` 2 < ``plan`` 3 <
+  ``errors``/``resources`` 0 < ``spec`` 1 < ``protocol`` 2 < ``plan``/``critics`` 3 <
   ``render``/``model``/``transport`` 4 < ``swarm`` 5 < ``testing``/``cli`` 6. A module may
   import its own layer or lower ones, never a higher one. Imports are found with ``ast``,
   at module level *and* inside functions; an import under ``if TYPE_CHECKING:`` never runs,
@@ -64,6 +64,7 @@ LAYERS: dict[str, int] = {
     "spec": 1,
     "protocol": 2,
     "plan": 3,
+    "critics": 3,
     "render": 4,
     "model": 4,
     "transport": 4,

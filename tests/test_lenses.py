@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import trio
 
+from specswarm import critics
 from specswarm.model import rate
 from specswarm.model.replay import ScriptedModel
-from specswarm.plan import critics
 from specswarm.plan.fold import fold
 from specswarm.protocol.bodies import CheckResult, Child, VoteBody, parse_body
 from specswarm.protocol.events import read_event_log

@@ -1,13 +1,13 @@
 """A decomposer's own split, repaired and self-checked before it is proposed
-(plan/critics/repair.py, model/splits.py, the ``relatives``/``proposed`` path of decompose)."""
+(critics/repair.py, model/splits.py, the ``relatives``/``proposed`` path of decompose)."""
 
 from __future__ import annotations
 
 import pytest
 
+from specswarm.critics import Part, Relative, check_facts, check_overlap, check_repeats, check_units
+from specswarm.critics.repair import merge_children, repair_split
 from specswarm.model import Child, GenerationRequest, ScriptedModel, TaskCounts, decompose
-from specswarm.plan.critics import Part, Relative, check_facts, check_overlap, check_repeats, check_units
-from specswarm.plan.critics.repair import merge_children, repair_split
 from tests.test_model_tasks import GOAL, ROOT, spec_of
 
 TRIP = Part(GOAL, "", {})
@@ -218,7 +218,7 @@ def test_an_overlap_that_cannot_be_merged_is_asked_for_again() -> None:
 
 
 def test_a_result_its_facts_rule_out_is_named() -> None:
-    from specswarm.plan.critics import contradicted_facts
+    from specswarm.critics import contradicted_facts
 
     said = contradicted_facts("- Day 1: Fushimi Inari\n- Day 3: Arashiyama\n- 3 days in Gion", {"days": 2})
     assert said == ["it says '3 days' but the task has days: 2", "it plans 'Day 3' but the task has days: 2"]
@@ -246,7 +246,7 @@ def test_a_result_its_facts_rule_out_is_named() -> None:
     ],
 )
 def test_dates_further_apart_than_the_task_s_days_are_named(text: str, days: int, said: str | None) -> None:
-    from specswarm.plan.critics import contradicted_facts
+    from specswarm.critics import contradicted_facts
 
     problems = contradicted_facts(text, {"days": days})
     if said is None:
@@ -305,7 +305,7 @@ def test_a_rewrite_that_echoes_its_problem_does_not_replace_the_answer() -> None
 
 
 def test_a_result_that_restates_its_task_says_nothing() -> None:
-    from specswarm.plan.critics import restates
+    from specswarm.critics import restates
 
     assert restates("- Explore nearby mountains for 1 day.", "Explore nearby mountains", {"days": 1})
     assert restates("- Tags are used to categorize tasks.", "Define how tags are used to categorize tasks")

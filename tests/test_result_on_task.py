@@ -3,9 +3,9 @@ word only that sibling's title has, and none only its own title has) is left out
 
 from __future__ import annotations
 
+from specswarm.critics.wording import keep_on_task, off_task
 from specswarm.model import TaskCounts, execute
 from specswarm.model.replay import ScriptedModel
-from specswarm.plan.critics.wording import keep_on_task, off_task
 from tests.test_model_tasks import ROOT, Node, spec_of
 
 SIBLINGS = ["Describe how to delete tasks", "Describe how to view tasks with specific tags"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from specswarm.critics.wording import concrete_line, topic_hits, vague_result
 from specswarm.model import TaskCounts, execute
 from specswarm.model.replay import ScriptedModel
-from specswarm.plan.critics.wording import concrete_line, topic_hits, vague_result
 from tests.test_model_tasks import ROOT, Node, spec_of
 
 GENERAL = (

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
+from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
+from specswarm.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.errors import ModelError
 from specswarm.model.asking import Kind, TaskCounts, request, token_cap
 from specswarm.model.base import Model, accepts_schema
@@ -48,8 +50,6 @@ from specswarm.model.parse import (
 from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
-from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
-from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -330,7 +330,7 @@ def execute(
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
     two-day task: :func:`contradicted_facts`) or whose every item does a sibling's task
-    (:func:`~specswarm.plan.critics.wording.off_task`; counted: ``astray``) is written once
+    (:func:`~specswarm.critics.wording.off_task`; counted: ``astray``) is written once
     more (:func:`redo`; the first is kept if the second breaks as many rules and says less).
     So is one that is mostly general advice, naming no place, name, number or time
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
