@@ -588,7 +588,7 @@ def run_one_shot(
 
 @dataclass
 class AgentNode:
-    """One node of the single agent's tree (a :class:`specswarm.model.tasks.Subject`)."""
+    """One node of the single agent's tree (a :class:`specswarm.model.subject.Subject`)."""
 
     id: str
     title: str

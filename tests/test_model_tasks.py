@@ -73,7 +73,7 @@ def spec_of(**over: object) -> GoalSpec:
 
 @dataclass(frozen=True)
 class Node:
-    """A plan node as tasks read it (a :class:`~specswarm.model.tasks.Subject`)."""
+    """A plan node as tasks read it (a :class:`~specswarm.model.subject.Subject`)."""
 
     id: str
     title: str

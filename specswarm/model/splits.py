@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from specswarm.critics import (
     HARD_CHECKS,
@@ -31,10 +30,8 @@ from specswarm.critics import (
 )
 from specswarm.critics.repair import repair_split
 from specswarm.model.parse import Child
+from specswarm.model.subject import Subject
 from specswarm.spec import Constraint, GoalSpec
-
-if TYPE_CHECKING:
-    from specswarm.model.tasks import Subject
 
 
 def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
