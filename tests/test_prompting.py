@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import specswarm.model.prompts as prompts_module
+from specswarm.critics import lens_named
 from specswarm.errors import ModelError, PromptTemplateError, SpecError, TemplateError
 from specswarm.model import Child, ScriptedModel, decompose, execute, rate
-from specswarm.plan.critics import lens_named
 from specswarm.resources import load_schema
 from specswarm.spec import TASKS, spec_from_json, spec_from_mapping
 from specswarm.spec.prompting import TASK_VARIABLES, sample_contexts, template_problem

@@ -23,7 +23,8 @@ from specswarm.model.lock import agenerate
 from specswarm.model.parse import Child, OutputError
 from specswarm.model.prompts import render_prompt
 from specswarm.model.replay import RecordingModel, ReplayModel, ScriptedModel, scripted_answer
-from specswarm.model.tasks import GaveUpError, Subject, decompose, execute, rate
+from specswarm.model.subject import Subject
+from specswarm.model.tasks import GaveUpError, decompose, execute, rate
 
 __all__ = [
     "Child",

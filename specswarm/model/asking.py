@@ -43,10 +43,10 @@ class TaskCounts:
     (siblings' results are written in parallel, so such a result is often not yet a repeat)."""
     off_task: int = 0
     """Items of leaf results left out because they did a sibling leaf's task instead of their own
-    (:func:`~specswarm.plan.critics.keep_on_task`)."""
+    (:func:`~specswarm.critics.keep_on_task`)."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
-    dropped (:func:`~specswarm.plan.critics.repair.repair_split`)."""
+    dropped (:func:`~specswarm.critics.repair.repair_split`)."""
     varied: int = 0
     """Splits asked again another way (another strategy, the self-check's critique in the
     prompt) because the first failed a hard check or repeated a split already proposed."""

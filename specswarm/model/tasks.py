@@ -14,9 +14,10 @@ parsers drop later copies of any line seen three or more times.
 The tasks block, and each generation takes the process-wide lock (:func:`~specswarm.model.lock.
 generate_locked`); a trio peer runs a whole task in a worker thread. Parsing takes microseconds.
 
-Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are :class:`Subject` (a
-:class:`~specswarm.plan.views.NodeView` is one) and :class:`~specswarm.protocol.bodies.Child`
-values. Templates see plain data built from them (:meth:`_Ask.context`).
+Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are
+:class:`~specswarm.model.subject.Subject` (a :class:`~specswarm.plan.views.NodeView` is one)
+and :class:`~specswarm.protocol.bodies.Child` values. Templates see plain data built from them
+(:meth:`_Ask.context`).
 
 The peer counts generations, tokens and seconds around the model; what only a task sees
 (retries, cut loops, fitted sums, bad answers and failures by kind, and whether each answer was
@@ -28,11 +29,13 @@ use the settings of the role that runs the task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
+from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
+from specswarm.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.errors import ModelError
 from specswarm.model.asking import Kind, TaskCounts, request, token_cap
 from specswarm.model.base import Model, accepts_schema
@@ -48,8 +51,7 @@ from specswarm.model.parse import (
 from specswarm.model.prompts import plain_critiques, render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
-from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
-from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
+from specswarm.model.subject import Subject
 from specswarm.spec import Constraint, GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -61,21 +63,6 @@ ROLE_OF = {"decompose": "decomposer", "refine": "decomposer", "score": "scorer",
 
 class GaveUpError(ModelError):
     """A task got no usable answer after every retry (the model itself worked)."""
-
-
-class Subject(Protocol):
-    """What a task reads of a plan node (:class:`~specswarm.plan.views.NodeView` is one)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def detail(self) -> str: ...
-    @property
-    def depth(self) -> int: ...
-    @property
-    def facts(self) -> Mapping[str, int | str]: ...
 
 
 def _node(s: Subject) -> dict[str, Any]:
@@ -330,7 +317,7 @@ def execute(
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
     two-day task: :func:`contradicted_facts`) or whose every item does a sibling's task
-    (:func:`~specswarm.plan.critics.wording.off_task`; counted: ``astray``) is written once
+    (:func:`~specswarm.critics.wording.off_task`; counted: ``astray``) is written once
     more (:func:`redo`; the first is kept if the second breaks as many rules and says less).
     So is one that is mostly general advice, naming no place, name, number or time
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the

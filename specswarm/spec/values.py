@@ -24,7 +24,7 @@ TASKS = ("decompose", "refine", "score", "execute")
 DEFAULT_STRATEGIES = ("by parts", "by sequence", "by theme")
 """Decomposer strategies used when a spec declares none."""
 DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
-"""Scorer lenses used when a spec declares none (see :mod:`specswarm.plan.critics.lenses`)."""
+"""Scorer lenses used when a spec declares none (see :mod:`specswarm.critics.lenses`)."""
 SCHEMA_NAME = "goal.schema.json"
 
 OMITTED = {"omitted": True}

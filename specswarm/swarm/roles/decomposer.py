@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from specswarm import critics
 from specswarm.model.base import Model
-from specswarm.plan import critics
 from specswarm.plan.rules import chain_ended
 from specswarm.plan.views import NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from specswarm.critics import repeats_of
 from specswarm.model.base import Model
-from specswarm.plan.critics import repeats_of
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody, ResultBody
 from specswarm.protocol.identity import short_id
