@@ -20,6 +20,7 @@ from specswarm.model import worker
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.model.replay import request_key
 from specswarm.plan.views import ROOT, NodeView, Plan
+from specswarm.swarm.streaks import Streak
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node, NodeCounters
@@ -28,7 +29,8 @@ log = logging.getLogger("specswarm.swarm.roles")
 T = TypeVar("T")
 
 FAILURE_BACKOFF = 20.0
-"""Seconds a role leaves a node alone after the model failed on it."""
+"""Seconds a role leaves a node alone after the model failed on it (less after an unusable
+answer: :meth:`~specswarm.swarm.streaks.Streak.backoff`)."""
 
 
 def spread(*parts: str) -> int:
@@ -171,6 +173,8 @@ class ModelRole:
         """Local monotonic time at which a node or claim id was first seen (for takeovers)."""
         self.last_failure: str | None = None
         """The latest model failure (shown in status lines and when a run stalls)."""
+        self.failing: dict[str, Streak] = {}
+        """key -> the calls on it that failed in a row (until one succeeds; in status lines)."""
         self.memo: dict[str, Generation] = {}
         """Greedy answers by request (:class:`CountingModel`)."""
 
@@ -232,13 +236,16 @@ class ModelRole:
         except ModelError as exc:
             node.counters.model_failures += 1
             self.last_failure = f"{self.name} on {key}: {exc}"[:500]
-            self._backoff[key] = trio.current_time() + FAILURE_BACKOFF
-            log.warning("%s: model failed on %s: %s", self.name, key, exc)
+            streak = self.failing.setdefault(key, Streak())
+            streak.failed(str(exc), getattr(exc, "problem", ""))
+            self._backoff[key] = trio.current_time() + streak.backoff(FAILURE_BACKOFF)
+            log.warning("%s: model failed on %s (%d in a row): %s", self.name, key, streak.times, exc)
             return None
         finally:
             now = trio.current_time()
             node.counters.model_seconds += now - started
             self.doing = None
+        self.failing.pop(key, None)
         log.info(MODEL_TASK_LOG, task_name, key, slot_at - started, now - slot_at)
         return result
 
