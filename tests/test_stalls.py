@@ -24,7 +24,7 @@ import yaml
 from specswarm.cli.init import KINDS, render_spec
 from specswarm.model.base import GenerationRequest
 from specswarm.model.replay import ScriptedModel, scripted_answer
-from specswarm.model.tasks import decompose
+from specswarm.model.tasks import decompose, execute
 from specswarm.plan import FoldState
 from specswarm.protocol.events import make_run_event
 from specswarm.protocol.identity import Identity
@@ -91,7 +91,7 @@ def test_a_node_failing_the_same_way_is_used_up_once_every_decomposer_that_tried
     assert quiet.stalled(plan, idle, 2 * QUIET_FLOOR) is None and quiet.stalled(plan, idle, 3 * QUIET_FLOOR)
 
 
-def test_a_split_that_gave_up_is_asked_again_with_its_problem_and_fewer_parts() -> None:
+def test_a_task_that_gave_up_is_asked_again_with_its_problem_sampled_and_fewer_parts() -> None:
     spec = load_spec(ROOT / "goals" / "tiny.yaml")
     plan = FoldState([make_run_event(Identity(b"\x09" * 32), spec)]).plan()
     assert plan.root is not None
@@ -100,11 +100,11 @@ def test_a_split_that_gave_up_is_asked_again_with_its_problem_and_fewer_parts() 
     decompose(model, spec, plan.root, [], [], "by sequence", [], attempt=1, failure="only 1 usable part(s)")
     first, again = model.calls[0], model.calls[1]
     assert "into 3 parts" in first.prompt and "into 2 parts" in again.prompt
-    assert again.prompt.endswith(
-        "Your previous answer could not be used: only 1 usable part(s). "
-        + ("Answer again and follow the format exactly.")
-    )
+    assert "could not be used: only 1 usable part(s). Answer again" in again.prompt
     assert again.seed != first.seed and again.temperature > 0
+    execute(model, spec, plan.root, [], attempt=2, failure="no list found")  # any node reads as a leaf
+    last = model.calls[-1]
+    assert "could not be used: no list found." in last.prompt and last.seed != first.seed
 
 
 @pytest.mark.slow

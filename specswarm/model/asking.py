@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 from specswarm.model.base import GenerationRequest, OutputSchema
 from specswarm.model.parse import Child
@@ -44,6 +44,16 @@ class Subject(Protocol):
     def depth(self) -> int: ...
     @property
     def facts(self) -> Mapping[str, int | str]: ...
+
+
+class Retry(TypedDict):
+    """How a task is asked again after earlier calls on its node failed (``decompose`` and
+    ``execute`` take these keywords)."""
+
+    attempt: int
+    """Earlier calls on the node that failed in a row."""
+    failure: str
+    """What was wrong with the last one's answer ("" when the model itself failed)."""
 
 
 def node_data(s: Subject) -> dict[str, Any]:

@@ -261,8 +261,12 @@ def execute(
     siblings: Sequence[Subject] = (),
     sibling_results: Sequence[str] = (),
     counts: TaskCounts | None = None,
+    attempt: int = 0,
+    failure: str = "",
 ) -> str:
-    """Carry out ``leaf``; return the cleaned output text.
+    """Carry out ``leaf``; return the cleaned output text. ``attempt``: earlier calls for it
+    that failed in a row (``failure``: what was wrong with the last answer, named in the first
+    prompt); the answer is then sampled, not greedy (the same prompt gives the same answer).
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
@@ -274,7 +278,7 @@ def execute(
     first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = Ask(spec, leaf, ancestors, siblings)
-    output = _write(model, ask, tally)
+    output = _write(model, ask, tally, attempt * (MAX_RETRIES + 1), failure)
 
     def faults(text: str) -> tuple[list[str], list[str], list[str]]:
         # astray: _write kept a result whose every item does a sibling's task (nothing its own)
@@ -319,9 +323,10 @@ def redo(
     return _write(model, ask, tally)
 
 
-def _write(model: Model, ask: Ask, tally: TaskCounts) -> str:
+def _write(model: Model, ask: Ask, tally: TaskCounts, vary: int = 0, carried: str = "") -> str:
     """The leaf's result, without the items that do a sibling leaf's task (counted: ``off_task``)."""
-    text = _attempts(model, "execute", ask, partial(parse_execution, goal=ask.spec.goal), tally)
+    parse = partial(parse_execution, goal=ask.spec.goal)
+    text = _attempts(model, "execute", ask, parse, tally, vary, carried)
     kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], _context(ask))
     tally.off_task += dropped
     return kept

@@ -17,6 +17,7 @@ import trio
 
 from specswarm.errors import ModelError
 from specswarm.model import worker
+from specswarm.model.asking import Retry
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.model.replay import request_key
 from specswarm.plan.views import ROOT, NodeView, Plan
@@ -191,6 +192,11 @@ class ModelRole:
     async def act(self, node: Node, plan: Plan) -> None:
         """Look at the plan, publish what this role should, return (called again on change)."""
         raise NotImplementedError
+
+    def retry(self, key: str) -> Retry:
+        """How the next call on ``key`` is asked after the calls that failed on it in a row."""
+        failed = self.failing.get(key)
+        return Retry(attempt=failed.times, failure=failed.problem) if failed else Retry(attempt=0, failure="")
 
     def backing_off(self, key: str) -> bool:
         return self._backoff.get(key, 0.0) > trio.current_time()

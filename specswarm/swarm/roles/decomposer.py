@@ -131,8 +131,7 @@ class Decomposer(ModelRole):
         # earlier calls for this split failed: the next one is asked another way (another
         # strategy, fewer parts, the last answer's problem named, sampled), never the same
         # greedy prompt again (:func:`~specswarm.model.tasks.decompose`'s ``attempt``)
-        failed = self.failing.get(n.id)
-        attempt, failure = (failed.times, failed.problem) if failed else (0, "")
+        retry = self.retry(n.id)
         children = await self.think(
             node,
             n.id,
@@ -149,8 +148,7 @@ class Decomposer(ModelRole):
                 relatives=relatives,
                 proposed=proposed,
                 strategies=spec.roles.decomposer.strategies,
-                attempt=attempt,
-                failure=failure,
+                **retry,
             ),
         )
         if not children:
