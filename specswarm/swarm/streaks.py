@@ -25,7 +25,7 @@ GAVE_UP_BACKOFF = 2.0
 """Seconds a role leaves a key alone after the model gave no usable answer there (doubled for
 each further failure in a row, at most the role's ``FAILURE_BACKOFF``): the next call is asked
 another way, so there is nothing to wait out."""
-REPORTED = 12
+REPORTED = 8
 """Keys a status line reports at most (the longest streaks)."""
 
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
