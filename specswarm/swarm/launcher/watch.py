@@ -112,8 +112,7 @@ async def _launch(
     tail = LogTail(observer.events, FoldState([run.run_event]))
     spec = run.run_event.body.spec if isinstance(run.run_event.body, RunBody) else None
     watched = endpoints.watched(spec, lambda role: model_settings(spec, role)) if spec else []
-    dead: list[str] = []
-    """An endpoint that stopped answering the launcher's probes (:mod:`.endpoints`)."""
+    dead: list[str] = []  # an endpoint that stopped answering the launcher's probes
     outcome = Outcome(notes=seats.events)
     progress = seats.progress
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
