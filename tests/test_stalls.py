@@ -70,9 +70,9 @@ def test_a_node_failing_the_same_way_is_used_up_once_every_decomposer_that_tried
     for titles in ("'A' repeats another part", "'B' and 'C' repeat another part"):
         streak.failed(f"decompose: only 1 usable part(s) ({titles})", "only 1 usable part(s)")
     assert (streak.times, streak.same, streak.backoff(20.0)) == (2, 1, 4.0)  # another way
-    streak.failed("decompose: only 3 usable part(s) ('D' repeats another part)", "x")
-    streak.failed("decompose: only 0 usable part(s) ('E' repeats another part)", "x")
-    assert streak.same == SAME_WAY - 1 and not streak.used_up  # quoted text and numbers aside
+    streak.failed("decompose: only 3 usable part(s) ('D' repeats another part; 'E' repeats it too)", "x")
+    streak.failed("decompose: only 0 usable part(s) ('G' repeats another part)", "x")
+    assert streak.same == SAME_WAY - 1 and not streak.used_up  # quoted text, numbers, lists aside
     streak.failed("decompose: only 2 usable part(s) ('F' repeats another part)", "x")
     assert streak.used_up
     spent: PeerStatus = {"failing": {"root": streak.to_json()}}

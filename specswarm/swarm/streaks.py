@@ -30,11 +30,15 @@ REPORTED = 8
 
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_MORE_PARTS = re.compile(r"(?:; '…'[^;()']*)+")
 
 
 def failure_way(message: str) -> str:
-    """The shape of a failure message: quoted texts and numbers left out, spaces collapsed."""
-    return " ".join(_NUMBER.sub("N", _QUOTED.sub("'…'", message)).split())
+    """The shape of a failure message: quoted texts and numbers left out, a list of reasons
+    for quoted parts cut to its first ("'…' repeats another part; '…' repeats another part"
+    is one reason however many parts it names), spaces collapsed."""
+    way = _NUMBER.sub("N", _QUOTED.sub("'…'", message))
+    return " ".join(_MORE_PARTS.sub("", way).split())
 
 
 @dataclass
