@@ -14,10 +14,8 @@ parsers drop later copies of any line seen three or more times.
 The tasks block, and each generation takes the process-wide lock (:func:`~specswarm.model.lock.
 generate_locked`); a trio peer runs a whole task in a worker thread. Parsing takes microseconds.
 
-Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are
-:class:`~specswarm.model.subject.Subject` (a :class:`~specswarm.plan.views.NodeView` is one)
-and :class:`~specswarm.protocol.bodies.Child` values. Templates see plain data built from them
-(:meth:`_Ask.context`).
+Inputs are typed (:class:`~specswarm.model.asking.Ask`); templates see plain data built from
+them (:meth:`~specswarm.model.asking.Ask.context`).
 
 The peer counts generations, tokens and seconds around the model; what only a task sees
 (retries, cut loops, fitted sums, bad answers and failures by kind, and whether each answer was
@@ -30,14 +28,13 @@ use the settings of the role that runs the task.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
 from specswarm.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.errors import ModelError
-from specswarm.model.asking import Kind, TaskCounts, request, token_cap
+from specswarm.model.asking import Ask, Kind, TaskCounts, request, token_cap
 from specswarm.model.base import Model, accepts_schema
 from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
@@ -48,11 +45,11 @@ from specswarm.model.parse import (
     parse_execution,
     parse_score,
 )
-from specswarm.model.prompts import plain_critiques, render_task_prompt
+from specswarm.model.prompts import render_task_prompt
 from specswarm.model.schemas import schema_for
-from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
+from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.model.subject import Subject
-from specswarm.spec import Constraint, GoalSpec, Prompts
+from specswarm.spec import GoalSpec, Prompts
 
 MAX_RETRIES = 2
 """Retries after the first attempt (so at most three generations per task)."""
@@ -62,73 +59,12 @@ ROLE_OF = {"decompose": "decomposer", "refine": "decomposer", "score": "scorer",
 
 
 class GaveUpError(ModelError):
-    """A task got no usable answer after every retry (the model itself worked)."""
+    """A task got no usable answer after every retry (the model itself worked); ``problem`` is
+    what was wrong with the last answer."""
 
-
-def _node(s: Subject) -> dict[str, Any]:
-    return {"id": s.id, "title": s.title, "detail": s.detail, "depth": s.depth, "facts": dict(s.facts)}
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """One task's typed inputs; :meth:`context` is the data its template sees."""
-
-    spec: GoalSpec
-    node: Subject
-    ancestors: Sequence[Subject] = ()
-    siblings: Sequence[Subject] = ()
-    strategy: str = ""
-    critiques: Sequence[str] = ()
-    proposal: Sequence[Child] = ()
-    lens: Lens | None = None
-    avoid: Sequence[str] = ()
-    vague: bool = False
-    """(execute) the previous answer was general advice: ask for names, numbers and times."""
-
-    @property
-    def constraints(self) -> list[Constraint]:
-        """The constraints a split of this node must meet (:func:`split_constraints`)."""
-        return split_constraints(self.spec, self.node)
-
-    @property
-    def fact_fields(self) -> list[str]:
-        """The facts every child must state: the fields of the applicable sum constraints."""
-        return [c.field for c in self.constraints if c.kind == "sum" and c.field is not None]
-
-    @property
-    def is_last_level(self) -> bool:
-        """True when this node's children are leaves."""
-        return self.node.depth + 1 >= self.spec.tree.max_depth
-
-    def context(self) -> dict[str, Any]:
-        tree = self.spec.tree
-        low, high = tree.min_children, tree.max_children
-        node = _node(self.node)
-        if " ".join(node["detail"].split()) == " ".join((self.spec.context or "").split()):
-            node["detail"] = ""  # the root's detail: the context, in the prompt already
-        return {
-            "goal": self.spec.goal,
-            "context": self.spec.context,
-            "node": node,
-            "ancestors": [_node(a) for a in self.ancestors],
-            "siblings": [_node(s) for s in self.siblings],
-            "strategy": self.strategy.removeprefix("by ").strip() or self.strategy,  # "by {{ }}"
-            "critiques": plain_critiques(self.critiques, self.node.title),
-            "constraints": [c.to_json() for c in self.constraints],
-            # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
-            "limits": {
-                "min_children": low,
-                "max_children": high,
-                "target": split_target(self.strategy, self.spec.roles.decomposer.strategies, low, high),
-            },
-            "is_last_level": self.is_last_level,
-            "fact_fields": self.fact_fields,
-            "proposal": [c.to_json() for c in self.proposal],
-            "lens": {"name": self.lens.name, "question": self.lens.question} if self.lens else None,
-            "avoid": list(self.avoid),
-            "vague": self.vague,
-            "leaf": node,
-        }
+    def __init__(self, message: str, problem: str = "") -> None:
+        super().__init__(message)
+        self.problem = problem
 
 
 def _template(prompts: Prompts, kind: Kind) -> str:
@@ -136,16 +72,23 @@ def _template(prompts: Prompts, kind: Kind) -> str:
 
 
 def _attempts(
-    model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts, vary: int = 0
+    model: Model,
+    kind: Kind,
+    ask: Ask,
+    parse: Callable[[str], T],
+    counts: TaskCounts,
+    vary: int = 0,
+    carried: str = "",
 ) -> T:
     """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try.
 
     A retry that would repeat the previous one word for word (the same problem reported
     again) samples instead (``vary``), as does every try when ``vary`` > 0 (the caller's
-    earlier calls failed: :func:`decompose`'s ``attempt``)."""
+    earlier calls failed: :func:`decompose`'s ``attempt``). ``carried``: what was wrong with
+    the last answer of an earlier call, named by the first try as a retry names its own."""
     system, prompt = render_task_prompt(kind, _template(ask.spec.prompts, kind), ask.context())
     settings = ask.spec.model_for(ROLE_OF[kind])
-    problem = ""
+    problem = carried
     problems: list[str] = []
     for attempt in range(MAX_RETRIES + 1):
         # the same problem twice: asking again would repeat the last prompt word for word
@@ -178,7 +121,8 @@ def _attempts(
     counts.failures[kind] += 1
     raise GaveUpError(
         f"{kind}: the model gave no usable answer after {MAX_RETRIES + 1} "
-        f"attempts ({problem}) for {ask.node.title!r}"
+        f"attempts ({problem}) for {ask.node.title!r}",
+        problem,
     )
 
 
@@ -198,6 +142,7 @@ def decompose(
     rivals: Sequence[Sequence[Child]] = (),
     strategies: Sequence[str] = (),
     attempt: int = 0,
+    failure: str = "",
 ) -> list[Child]:
     """Propose children for ``node`` (the ``refine`` template with ``critiques`` or ``previous``,
     the rejected children; else ``decompose``). Declared sums are fitted in code (:mod:`.splits`).
@@ -210,9 +155,11 @@ def decompose(
     prompt (a greedy model given the same prompt gives the same answer) -- and the better of the
     two is returned.
 
-    ``attempt``: how many earlier calls for this node gave up (the model gave no usable answer):
-    the split is then asked by the next of ``strategies`` and sampled, not greedy, since the
-    same prompt would give the same unusable answer again."""
+    ``attempt``: how many earlier calls for this node failed in a row (``failure``: what was
+    wrong with the last one's answer): the split is then asked by the next of ``strategies``,
+    for ``attempt`` parts fewer (at least the tree's minimum), with ``failure`` named in the
+    first prompt, and sampled, not greedy, since the same prompt would give the same unusable
+    answer again."""
     tally = counts if counts is not None else TaskCounts()
     if attempt and strategy in strategies:
         strategy = strategies[(list(strategies).index(strategy) + attempt) % len(strategies)]
@@ -227,6 +174,8 @@ def decompose(
         previous,
         tally,
         vary=attempt * (MAX_RETRIES + 1),
+        fewer=attempt,
+        carried=failure,
     )
     if relatives is None:
         return first
@@ -261,8 +210,10 @@ def _decompose_once(
     previous: Sequence[Child] | None,
     tally: TaskCounts,
     vary: int = 0,
+    fewer: int = 0,
+    carried: str = "",
 ) -> list[Child]:
-    ask = _Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
+    ask = Ask(spec, node, ancestors, siblings, strategy, critiques, previous or (), fewer=fewer)
     kind: Kind = "refine" if (critiques or previous) else "decompose"
     constraints, fact_fields, leaves = ask.constraints, ask.fact_fields, ask.is_last_level
 
@@ -280,7 +231,7 @@ def _decompose_once(
         tally.fitted += changed
         return fitted
 
-    return _attempts(model, kind, ask, parse, tally, vary)
+    return _attempts(model, kind, ask, parse, tally, vary, carried)
 
 
 def rate(
@@ -295,7 +246,7 @@ def rate(
 ) -> int | None:
     """The model's 0..100 opinion of a split (through ``lens``, if given), or None when it gives
     no usable number."""
-    ask = _Ask(spec, node, ancestors, proposal=children, lens=lens)
+    ask = Ask(spec, node, ancestors, proposal=children, lens=lens)
     try:
         return _attempts(model, "score", ask, parse_score, counts if counts is not None else TaskCounts())
     except GaveUpError:
@@ -311,8 +262,12 @@ def execute(
     siblings: Sequence[Subject] = (),
     sibling_results: Sequence[str] = (),
     counts: TaskCounts | None = None,
+    attempt: int = 0,
+    failure: str = "",
 ) -> str:
-    """Carry out ``leaf``; return the cleaned output text.
+    """Carry out ``leaf``; return the cleaned output text. ``attempt``: earlier calls for it
+    that failed in a row (``failure``: what was wrong with the last answer, named in the first
+    prompt); the answer is then sampled, not greedy (the same prompt gives the same answer).
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
@@ -323,8 +278,8 @@ def execute(
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
     first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
-    ask = _Ask(spec, leaf, ancestors, siblings)
-    output = _write(model, ask, tally)
+    ask = Ask(spec, leaf, ancestors, siblings)
+    output = _write(model, ask, tally, attempt * (MAX_RETRIES + 1), failure)
 
     def faults(text: str) -> tuple[list[str], list[str], list[str]]:
         # astray: _write kept a result whose every item does a sibling's task (nothing its own)
@@ -365,19 +320,20 @@ def redo(
     numbers and times instead of general advice); kept whatever it says (counted)."""
     tally = counts if counts is not None else TaskCounts()
     tally.redone += 1
-    ask = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
+    ask = Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
     return _write(model, ask, tally)
 
 
-def _write(model: Model, ask: _Ask, tally: TaskCounts) -> str:
+def _write(model: Model, ask: Ask, tally: TaskCounts, vary: int = 0, carried: str = "") -> str:
     """The leaf's result, without the items that do a sibling leaf's task (counted: ``off_task``)."""
-    text = _attempts(model, "execute", ask, partial(parse_execution, goal=ask.spec.goal), tally)
+    parse = partial(parse_execution, goal=ask.spec.goal)
+    text = _attempts(model, "execute", ask, parse, tally, vary, carried)
     kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], _context(ask))
     tally.off_task += dropped
     return kept
 
 
-def _context(ask: _Ask) -> list[str]:
+def _context(ask: Ask) -> list[str]:
     """What every leaf of the group shares: the goal and the leaf's ancestors' titles."""
     return [ask.spec.goal, *(a.title for a in ask.ancestors)]
 

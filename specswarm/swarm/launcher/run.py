@@ -44,6 +44,14 @@ class PeerFailedError(RunError):
     exit_code: ClassVar[int] = DETERMINISTIC_EXIT
 
 
+class EndpointLostError(RunError):
+    """A model endpoint stopped working mid-run (every call, or every probe of the launcher,
+    failed for half a minute): exit 2, as for an endpoint the preflight finds unusable; the
+    message names the spec field (``model.base_url``) and how to resume."""
+
+    exit_code: ClassVar[int] = 2
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """What ``specswarm plan`` was asked for (None: the spec's own setting, or none)."""
@@ -373,6 +381,8 @@ def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunE
         )
     logs = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}"
     saved = logs + f"\n{launch.resume_hint}"
+    if outcome.status == "endpoint lost":  # once it is back, the run goes on from its events
+        return EndpointLostError(f"the run stopped: {outcome.reasons[0]} ({done})" + saved)
     if outcome.status == "peer failed":  # no resume hint: the run event holds the spec as it was
         return PeerFailedError(
             f"a peer failed for good: {outcome.reasons[0]}\n"
@@ -383,6 +393,14 @@ def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunE
     if outcome.status == "model lost":
         return RunError(f"the run stopped: {outcome.reasons[0]} ({done})" + saved)
     stuck = "\n".join(f"  stuck: {r}" for r in outcome.reasons if r not in outcome.short)
+    if outcome.status == "stalled":
+        return RunError(
+            f"the run stopped after {launch.progress.elapsed()}: nothing can change the plan any more "
+            f"({done}):\n"
+            + "\n".join(f"  stalled: {r}" for r in outcome.short)
+            + ("\n" + stuck if stuck else "")
+            + saved
+        )
     if outcome.status == "out of reach":
         return RunError(
             f"the run can no longer complete after {launch.progress.elapsed()} ({done}):\n"

@@ -171,11 +171,12 @@ class Executor(ModelRole):
         spec = plan.spec
         assert spec is not None
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         output = await self.think(
             node,
             leaf.id,
             lambda model: tasks.execute(
-                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks
+                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks, **retry
             ),
         )
         if output is None:
