@@ -355,11 +355,13 @@ def write_run_report(launch: Launch, outcome: Outcome, final: Plan, code: int) -
 
 def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunError | None:
     """The error a run that did not complete ends with (None when it completed)."""
+    if outcome.status == "complete":
+        return None
     return failure(
         outcome,
         RunFacts(
             launch.run.events_path,
-            launch.peers[0].log.parent,
+            launch.peers[0].log.parent if launch.peers else launch.run.workdir,
             launch.resume_hint,
             launch.progress.elapsed(),
             launch.budget,
