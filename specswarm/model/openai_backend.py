@@ -88,8 +88,7 @@ class OpenAIModel:
         """The id sent as ``model`` (None until resolved: the only model the server lists)."""
         self.name = _display(name) if name else "openai"
         self.key_env = key_env
-        self.instant = not is_loopback(base_url)
-        """A server elsewhere costs this machine nothing: no machine-wide slot."""
+        self._instant: bool | None = None if is_loopback(base_url) else True
         self.accepts_schema = True
         """Until the server shows it ignores or refuses ``response_format``."""
         self.extras = True
@@ -125,6 +124,14 @@ class OpenAIModel:
         else:
             why = f"{self.base_url} wants an API key (HTTP {reply.status}); ${self.key_env} is not set"
         return EndpointError("api_key_env", why)
+
+    @property
+    def instant(self) -> bool:
+        """No machine-wide slot: a server elsewhere costs this machine nothing, and specswarm's
+        model service on this machine holds the slot itself (asked once, by its model list)."""
+        if self._instant is None:
+            self._instant = serves_own_slot(self.http)
+        return bool(self._instant)
 
     def served(self) -> list[str]:
         """The model ids ``GET /models`` lists. Raise EndpointError when the endpoint cannot be
@@ -255,6 +262,20 @@ class OpenAIModel:
         return Generation(
             text=text.strip(), tokens=tokens, seconds=seconds, model=_display(model), structured=structured
         )
+
+
+def serves_own_slot(http: Endpoint) -> bool | None:
+    """Whether the server at ``http`` is specswarm's model service (its model list says
+    ``owned_by: specswarm``), which takes the machine slot for each generation itself: a client
+    holding the slot too would wait for itself. None when the list cannot be read (ask again)."""
+    try:
+        reply = http.request("GET", "/models", retry_unreachable=False)
+    except Unreachable:
+        return None
+    rows = reply.data.get("data") if reply.status == 200 and isinstance(reply.data, dict) else None
+    if not isinstance(rows, list):
+        return None
+    return any(isinstance(r, dict) and r.get("owned_by") == "specswarm" for r in rows)
 
 
 def chat_payload(model: OpenAIModel, req: GenerationRequest, schema: bool) -> dict[str, Any]:
