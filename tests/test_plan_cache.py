@@ -113,7 +113,8 @@ def test_a_run_the_cache_answers_whole_needs_no_endpoint(tmp_path: Path) -> None
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     spec = tmp_path / "spec.yaml"
-    spec.write_text(SPEC.replace("model: {backend: scripted}", f"model: {{backend: openai, base_url: '{url}'}}"))
+    model = f"model: {{backend: openai, base_url: '{url}'}}"
+    spec.write_text(SPEC.replace("model: {backend: scripted}", model))
     cache = tmp_path / "answers"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
     cmd = [sys.executable, "-m", "specswarm", "model", "serve", "--backend", "scripted", "--port", str(port)]

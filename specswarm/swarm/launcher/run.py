@@ -149,6 +149,7 @@ def prepare(request: PlanRequest) -> Launch:
 
     loaded = load_spec(request.spec_path, allow_outside=request.allow_outside)
     check_paths(request)
+    check_launchable(loaded)  # before start_of: a new run's admission key may need the secret
     start = start_of(
         loaded,
         resume=request.resume,
@@ -156,7 +157,8 @@ def prepare(request: PlanRequest) -> Launch:
         spec_path=request.spec_path,
     )
     spec = start.spec
-    check_launchable(spec)
+    if spec is not loaded:  # a resumed run goes on with the spec it began with
+        check_launchable(spec)
     cache = answer_cache(request, spec)
     unreachable = check_models(spec, cached=cache is not None)
     run = prepare_run(start, events_path=request.events_path)
