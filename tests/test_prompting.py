@@ -175,7 +175,10 @@ def test_the_default_templates_and_the_recorded_real_run_templates_pass(task: st
     assert template_problem(run["body"]["spec"]["prompts"][task], task, f"prompts.{task}") is None
 
 
-AVAILABLE = "available: goal, context, node, ancestors, siblings, strategy, limits, constraints, fact_fields"
+AVAILABLE = (
+    "available: goal, context, language, node, ancestors, siblings, strategy, limits, "
+    "constraints, fact_fields"
+)
 
 
 @pytest.mark.parametrize(
