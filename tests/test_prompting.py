@@ -245,8 +245,8 @@ def test_inline_templates_in_code_are_rendered_but_a_run_event_only_parsed() -> 
         spec_with(score="Rate {{ proposal | length }} parts of {{ node.title }} via {{ strategy }}")
     assert str(info.value) == (
         "<mapping>:0: prompts.score: 'strategy' is undefined in prompts.score:1 (a variable of decompose "
-        "and refine, not of score; available: goal, context, node, ancestors, proposal, lens, limits, "
-        "constraints, fact_fields, is_last_level)"
+        "and refine, not of score; available: goal, context, language, node, ancestors, proposal, lens, "
+        "limits, constraints, fact_fields, is_last_level)"
     )
     data = spec_with().to_json()
     data["prompts"]["score"] = "{{ strategy }}"  # an older version's run event: it still folds

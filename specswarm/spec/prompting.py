@@ -43,7 +43,7 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "critiques",
         *_SPLIT,
     ),
-    "score": ("goal", "context", "node", "ancestors", "proposal", "lens", *_SPLIT),
+    "score": ("goal", "context", "language", "node", "ancestors", "proposal", "lens", *_SPLIT),
     "execute": ("goal", "context", "language", "node", "leaf", "ancestors", "siblings", "avoid", "vague"),
 }
 """Task -> the variables its prompt template is given (docs/how-to/prompt-templates.md and the
@@ -110,7 +110,7 @@ _SPLIT_BARE = {
 _BARE: dict[str, dict[str, Any]] = {
     "decompose": {**_SPLIT_BARE, "language": "", "siblings": [], "is_last_level": False},
     "refine": {**_SPLIT_BARE, "language": "", "siblings": [], "is_last_level": False, "critiques": []},
-    "score": {**_SPLIT_BARE, "is_last_level": False},
+    "score": {**_SPLIT_BARE, "language": "", "is_last_level": False},
     "execute": {
         "context": "",
         "language": "",
