@@ -27,6 +27,7 @@ from specswarm.model.prompts import plain_critiques
 from specswarm.model.splits import split_constraints, split_target
 from specswarm.model.subject import Subject
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, TokenLimits
+from specswarm.spec.language import plan_language
 
 Kind = Literal["decompose", "refine", "score", "execute"]
 """A model task; each has a prompt template and a token limit in the spec."""
@@ -90,6 +91,7 @@ class Ask:
         return {
             "goal": self.spec.goal,
             "context": self.spec.context,
+            "language": plan_language(self.spec.goal, self.spec.context, self.spec.language).instruction,
             "node": node,
             "ancestors": [node_data(a) for a in self.ancestors],
             "siblings": [node_data(s) for s in self.siblings],

@@ -4,8 +4,8 @@
 not known), a name for prompts ("Hindi", or the field as written), and the headings the rendered
 plan uses. Without a ``language`` field the language is read off the letters of the goal and
 its context: a script that one language mostly writes (Devanagari, kana, Hangul, Thai, ...)
-names it; Latin letters cannot tell English from Spanish, so they name none and the prompts ask
-for "the language the goal is written in".
+names it; Latin letters cannot tell English from Spanish, so they name none, and the prompts say
+nothing of the language (set ``language`` to ask for one).
 """
 
 from __future__ import annotations
@@ -61,9 +61,10 @@ class Language:
 
     @property
     def instruction(self) -> str:
-        """What a prompt says of the language to write in."""
+        """What a prompt says of the language to write in: "" when it is not known (a goal in
+        Latin letters with no ``language`` field: the prompts stay as they are)."""
         if self.name is None:
-            return "Write in the language the goal is written in."
+            return ""
         return f"Write in {self.name}, the language of the goal."
 
 
