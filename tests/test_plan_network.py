@@ -231,6 +231,10 @@ def test_peers_in_another_namespace_join_a_plan_run_by_listen_bootstrap_and_mdns
         spec.write_text(SPEC.replace("%(host)s/tcp/0", f"{here.addr}/tcp/4101") + f"  bootstrap: [{boot}]\n")
         wait = f"peer --role executor --listen /ip4/{there.addr}/tcp/4001 --key {tmp_path / 'waiting.key'}"
         outside.append(_specswarm(there.prefix, *wait.split(), env=env, log=tmp_path / "waiting.log"))
+        # the observer browses before the run's peers announce themselves: a short run under load
+        # may otherwise end before a late observer's first query is answered
+        observe = f"observe --mdns -f json -o {seen}"
+        outside.append(_specswarm(there.prefix, *observe.split(), env=env, log=tmp_path / "observer.log"))
         plan = _specswarm(here.prefix, "plan", str(spec), "-f", "json", "-o", str(out), env=env)
         try:
             assert plan.stderr is not None
@@ -241,12 +245,10 @@ def test_peers_in_another_namespace_join_a_plan_run_by_listen_bootstrap_and_mdns
             assert joined and joined.group(1).startswith(f"/ip4/{here.addr}/tcp/4101/p2p/"), said
             join = f"peer --role executor --join {joined.group(1)} --key {tmp_path / 'joining.key'}"
             outside.append(_specswarm(there.prefix, *join.split(), env=env, log=tmp_path / "joining.log"))
-            observe = f"observe --mdns -f json -o {seen}"
-            outside.append(_specswarm(there.prefix, *observe.split(), env=env, log=tmp_path / "observer.log"))
             said += plan.communicate(timeout=60)[1]
             assert plan.returncode == 0, said
             with contextlib.suppress(subprocess.TimeoutExpired):
-                outside[-1].wait(timeout=15)
+                outside[1].wait(timeout=15)
         finally:
             for proc in [plan, *outside]:
                 _stop(proc)
