@@ -267,6 +267,10 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
             # a run made before ballots (its normalized spec has no tree.select) keeps the rule
             # it ran with: its logs must fold to the plan its peers agreed on
             raw = {**raw, "tree": {**tree, "select": "first"}}
+        if isinstance(raw, dict) and "review" not in raw:
+            # a run made before results were judged (no review section) keeps its rule too:
+            # the first result under the winning claim counts
+            raw = {**raw, "review": {"results": False}}
         return spec_from_json(raw)
     except SpecError as exc:
         first = exc.problems[0] if exc.problems else None
