@@ -254,6 +254,16 @@ def in_content_order(items: Any) -> list[Any]:
     return sorted(items or (), key=key)
 
 
+def rejected_drafts(drafts: Any) -> list[Any]:
+    """A leaf's rejected drafts (export dicts), each text once (two executors that raced on a
+    leaf may have written the same one), in the order they were written."""
+    seen: dict[str, Any] = {}
+    for draft in drafts or ():
+        if draft.get("status") == "rejected":
+            seen.setdefault(" ".join(str(draft.get("output", "")).split()), draft)
+    return list(seen.values())
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 vote``, ``2 votes``."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
@@ -270,6 +280,7 @@ FILTERS = {
     "plural": plural,
     "failed_checks": failed_checks,
     "in_content_order": in_content_order,
+    "rejected_drafts": rejected_drafts,
     "prose": prose,
     "md_item": md_item,
 }

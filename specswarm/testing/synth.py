@@ -159,12 +159,24 @@ class Swarm:
     ) -> Event:
         return self.emit(who, "claim", {"leaf": leaf, "supersedes": supersedes}, lamport)
 
-    def result(self, who: Identity, leaf: str, claim: Event, output: str | None = None) -> Event:
-        return self.emit(
-            who,
-            "result",
-            {"leaf": leaf, "claim": claim.id, "output": output or f"Result for {leaf}", "model": "synthetic"},
-        )
+    def result(
+        self,
+        who: Identity,
+        leaf: str,
+        claim: Event,
+        output: str | None = None,
+        revises: str | None = None,
+        lamport: int | None = None,
+    ) -> Event:
+        body = {
+            "leaf": leaf,
+            "claim": claim.id,
+            "output": output or f"Result for {leaf}",
+            "model": "synthetic",
+        }
+        if revises is not None:
+            body["revises"] = revises
+        return self.emit(who, "result", body, lamport)
 
     def accept(self, node: str, titles: list[str], *, leaf: bool = False, by: int = 0) -> Event:
         prop = self.propose(
@@ -177,12 +189,18 @@ class Swarm:
         return prop
 
     def finish_leaves(self) -> None:
+        """Claim and execute every open leaf; where the board judges results, every scorer
+        approves each one."""
         state = FoldState(self.events)
-        for i, node in enumerate(state.plan().leaves()):
+        plan = state.plan()
+        judged = plan.spec is not None and plan.spec.review.results
+        for i, node in enumerate(plan.leaves()):
             if node.result is None:
                 ex = self.peers["executor"][i % len(self.peers["executor"])]
                 c = self.claim(ex, node.id)
-                self.result(ex, node.id, c)
+                res = self.result(ex, node.id, c)
+                for scorer in self.peers["scorer"] if judged else ():
+                    self.vote(scorer, res, True, 80 + self.rng.randrange(20))
 
 
 def complete_swarm(
