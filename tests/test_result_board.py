@@ -152,7 +152,7 @@ def test_the_exports_show_the_boards_verdicts() -> None:
     assert [d["status"] for d in exported["drafts"]] == ["rejected"]
     assert len(exported["drafts"][0]["votes"]) == 3
     md = render_plan(plan, "markdown")
-    assert "Accepted by the board (3 approving votes); it revises" in md
+    assert "; accepted by the board (3 approving votes), revising `" in md
     assert "1 rejected draft" in md and "see the sights" in md and "Failed checks: concrete" in md
     content = render_plan(plan, "markdown", content_only=True)
     assert first.id[:8] not in content and "see the sights" in content

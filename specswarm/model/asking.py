@@ -36,6 +36,9 @@ class TaskCounts:
     redone: int = 0
     """Leaf results written again: they repeated a sibling leaf's result, broke the leaf's facts,
     did only sibling leaves' tasks (``astray``) or were general advice (``sharpened``)."""
+    revised: int = 0
+    """Leaf results written again after the board rejected them (``review.results``), with the
+    board's critique in the prompt."""
     sharpened: int = 0
     """Of ``redone``: results asked again for names, numbers and times (mostly general advice)."""
     astray: int = 0
@@ -68,6 +71,7 @@ class TaskCounts:
             "loops_cut": self.loops_cut,
             "fitted": self.fitted,
             "redone": self.redone,
+            "revised": self.revised,
             "sharpened": self.sharpened,
             "astray": self.astray,
             "off_task": self.off_task,

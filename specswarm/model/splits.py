@@ -34,7 +34,7 @@ from specswarm.plan.critics.repair import repair_split
 from specswarm.spec import Constraint, GoalSpec
 
 if TYPE_CHECKING:
-    from specswarm.model.tasks import Subject
+    from specswarm.model.asks import Subject
 
 
 def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:

@@ -16,7 +16,7 @@ generate_locked`); a trio peer runs a whole task in a worker thread. Parsing tak
 
 Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are :class:`Subject` (a
 :class:`~specswarm.plan.views.NodeView` is one) and :class:`~specswarm.protocol.bodies.Child`
-values. Templates see plain data built from them (:meth:`_Ask.context`).
+values. Templates see plain data built from them (:meth:`Ask.context`).
 
 The peer counts generations, tokens and seconds around the model; what only a task sees
 (retries, cut loops, fitted sums, bad answers and failures by kind, and whether each answer was
@@ -28,13 +28,13 @@ use the settings of the role that runs the task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 from specswarm.errors import ModelError
 from specswarm.model.asking import Kind, TaskCounts, request, token_cap
+from specswarm.model.asks import Ask, Subject
 from specswarm.model.base import Model, accepts_schema
 from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
@@ -45,12 +45,13 @@ from specswarm.model.parse import (
     parse_execution,
     parse_score,
 )
-from specswarm.model.prompts import plain_critiques, render_task_prompt
+from specswarm.model.prompts import render_task_prompt
 from specswarm.model.schemas import schema_for
-from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints, split_target
+from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
+from specswarm.plan.critics.results import Written
 from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
-from specswarm.spec import Constraint, GoalSpec, Prompts
+from specswarm.spec import GoalSpec, Prompts
 
 MAX_RETRIES = 2
 """Retries after the first attempt (so at most three generations per task)."""
@@ -63,93 +64,12 @@ class GaveUpError(ModelError):
     """A task got no usable answer after every retry (the model itself worked)."""
 
 
-class Subject(Protocol):
-    """What a task reads of a plan node (:class:`~specswarm.plan.views.NodeView` is one)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def detail(self) -> str: ...
-    @property
-    def depth(self) -> int: ...
-    @property
-    def facts(self) -> Mapping[str, int | str]: ...
-
-
-def _node(s: Subject) -> dict[str, Any]:
-    return {"id": s.id, "title": s.title, "detail": s.detail, "depth": s.depth, "facts": dict(s.facts)}
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """One task's typed inputs; :meth:`context` is the data its template sees."""
-
-    spec: GoalSpec
-    node: Subject
-    ancestors: Sequence[Subject] = ()
-    siblings: Sequence[Subject] = ()
-    strategy: str = ""
-    critiques: Sequence[str] = ()
-    proposal: Sequence[Child] = ()
-    lens: Lens | None = None
-    avoid: Sequence[str] = ()
-    vague: bool = False
-    """(execute) the previous answer was general advice: ask for names, numbers and times."""
-
-    @property
-    def constraints(self) -> list[Constraint]:
-        """The constraints a split of this node must meet (:func:`split_constraints`)."""
-        return split_constraints(self.spec, self.node)
-
-    @property
-    def fact_fields(self) -> list[str]:
-        """The facts every child must state: the fields of the applicable sum constraints."""
-        return [c.field for c in self.constraints if c.kind == "sum" and c.field is not None]
-
-    @property
-    def is_last_level(self) -> bool:
-        """True when this node's children are leaves."""
-        return self.node.depth + 1 >= self.spec.tree.max_depth
-
-    def context(self) -> dict[str, Any]:
-        tree = self.spec.tree
-        low, high = tree.min_children, tree.max_children
-        node = _node(self.node)
-        if " ".join(node["detail"].split()) == " ".join((self.spec.context or "").split()):
-            node["detail"] = ""  # the root's detail: the context, in the prompt already
-        return {
-            "goal": self.spec.goal,
-            "context": self.spec.context,
-            "node": node,
-            "ancestors": [_node(a) for a in self.ancestors],
-            "siblings": [_node(s) for s in self.siblings],
-            "strategy": self.strategy.removeprefix("by ").strip() or self.strategy,  # "by {{ }}"
-            "critiques": plain_critiques(self.critiques, self.node.title),
-            "constraints": [c.to_json() for c in self.constraints],
-            # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
-            "limits": {
-                "min_children": low,
-                "max_children": high,
-                "target": split_target(self.strategy, self.spec.roles.decomposer.strategies, low, high),
-            },
-            "is_last_level": self.is_last_level,
-            "fact_fields": self.fact_fields,
-            "proposal": [c.to_json() for c in self.proposal],
-            "lens": {"name": self.lens.name, "question": self.lens.question} if self.lens else None,
-            "avoid": list(self.avoid),
-            "vague": self.vague,
-            "leaf": node,
-        }
-
-
 def _template(prompts: Prompts, kind: Kind) -> str:
     return str(getattr(prompts, kind))  # one field per task kind
 
 
 def _attempts(
-    model: Model, kind: Kind, ask: _Ask, parse: Callable[[str], T], counts: TaskCounts, vary: int = 0
+    model: Model, kind: Kind, ask: Ask, parse: Callable[[str], T], counts: TaskCounts, vary: int = 0
 ) -> T:
     """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try.
 
@@ -275,7 +195,7 @@ def _decompose_once(
     tally: TaskCounts,
     vary: int = 0,
 ) -> list[Child]:
-    ask = _Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
+    ask = Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
     kind: Kind = "refine" if (critiques or previous) else "decompose"
     constraints, fact_fields, leaves = ask.constraints, ask.fact_fields, ask.is_last_level
 
@@ -308,7 +228,7 @@ def rate(
 ) -> int | None:
     """The model's 0..100 opinion of a split (through ``lens``, if given), or None when it gives
     no usable number."""
-    ask = _Ask(spec, node, ancestors, proposal=children, lens=lens)
+    ask = Ask(spec, node, ancestors, proposal=children, lens=lens)
     try:
         return _attempts(model, "score", ask, parse_score, counts if counts is not None else TaskCounts())
     except GaveUpError:
@@ -336,7 +256,7 @@ def execute(
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
     first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
-    ask = _Ask(spec, leaf, ancestors, siblings)
+    ask = Ask(spec, leaf, ancestors, siblings)
     output = _write(model, ask, tally)
 
     def faults(text: str) -> tuple[list[str], list[str], list[str]]:
@@ -363,6 +283,31 @@ def execute(
     return again if kept and on_task and concrete_share(again) > concrete_share(output) else output
 
 
+def execute_judged(
+    model: Model,
+    spec: GoalSpec,
+    leaf: Subject,
+    ancestors: Sequence[Subject],
+    *,
+    siblings: Sequence[Subject] = (),
+    planned: Sequence[Written] = (),
+    critique: Sequence[str] = (),
+    previous: str = "",
+    counts: TaskCounts | None = None,
+) -> str:
+    """Write ``leaf`` for the board (``review.results``): the prompt names the path from the root
+    (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
+    holds (``planned``: the ledger) and, writing a rejected result again, its text
+    (``previous``) and what the board asked to fix (``critique``). The result is judged by the
+    scorers, not here: one answer (asked again only when it cannot be parsed)."""
+    tally = counts if counts is not None else TaskCounts()
+    tally.revised += 1 if previous else 0
+    ask = Ask(
+        spec, leaf, ancestors, siblings, judged=True, planned=planned, critique=critique, previous=previous
+    )
+    return _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
+
+
 def redo(
     model: Model,
     spec: GoalSpec,
@@ -378,11 +323,11 @@ def redo(
     numbers and times instead of general advice); kept whatever it says (counted)."""
     tally = counts if counts is not None else TaskCounts()
     tally.redone += 1
-    ask = _Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
+    ask = Ask(spec, leaf, ancestors, siblings, avoid=list(avoid)[:MAX_AVOID], vague=vague)
     return _write(model, ask, tally)
 
 
-def _write(model: Model, ask: _Ask, tally: TaskCounts) -> str:
+def _write(model: Model, ask: Ask, tally: TaskCounts) -> str:
     """The leaf's result, without the items that do a sibling leaf's task (counted: ``off_task``)."""
     text = _attempts(model, "execute", ask, partial(parse_execution, goal=ask.spec.goal), tally)
     kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], _context(ask))
@@ -390,7 +335,7 @@ def _write(model: Model, ask: _Ask, tally: TaskCounts) -> str:
     return kept
 
 
-def _context(ask: _Ask) -> list[str]:
+def _context(ask: Ask) -> list[str]:
     """What every leaf of the group shares: the goal and the leaf's ancestors' titles."""
     return [ask.spec.goal, *(a.title for a in ask.ancestors)]
 

@@ -151,7 +151,7 @@ class TreeLimits:
 class Review:
     """What the scorers judge besides splits."""
 
-    results: bool = False
+    results: bool = True
     """Leaf results go through the board: the scorers vote on each one, a quorum of approvals
     accepts it, a rejected one is written again with the critique (up to
     ``tree.max_revisions`` times, then the best rejected one counts). False: the first result

@@ -23,7 +23,9 @@ _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ no
 
 def minimal_spec(**overrides: Any) -> dict[str, Any]:
     """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts, the scripted
-    model and an open swarm; ``overrides`` replace top-level sections (defaults fill the rest)."""
+    model, an open swarm and results counted unjudged (``review.results`` off: a synthetic result
+    counts without the scorers' votes; ``review={"results": True}`` for the board's rule);
+    ``overrides`` replace top-level sections (defaults fill the rest)."""
     data: dict[str, Any] = {
         "name": "synthetic",
         "goal": "Plan a weekend in Lisbon",
@@ -37,6 +39,7 @@ def minimal_spec(**overrides: Any) -> dict[str, Any]:
         "prompts": dict.fromkeys(TASKS, _STUB_PROMPT),
         "model": {"backend": "scripted"},
         "access": {"mode": "open"},
+        "review": {"results": False},
     }
     data.update(overrides)
     return spec_from_mapping(data, name="synthetic").to_json()
