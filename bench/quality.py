@@ -588,7 +588,7 @@ def run_one_shot(
 
 @dataclass
 class AgentNode:
-    """One node of the single agent's tree (a :class:`specswarm.model.tasks.Subject`)."""
+    """One node of the single agent's tree (a :class:`specswarm.model.subject.Subject`)."""
 
     id: str
     title: str
@@ -607,10 +607,10 @@ def run_single_agent(
 ) -> tuple[QTree, Work, list[AgentNode]]:
     """Top-down with the swarm's prompts, one split per node, accepted as proposed; then every
     leaf executed. A task that gives up leaves its node unsplit (or its leaf without a result)."""
+    from specswarm.critics import relatives_in_tree, repeats_of
     from specswarm.errors import ModelError
     from specswarm.model import TaskCounts, decompose, execute
     from specswarm.model.tasks import redo
-    from specswarm.plan.critics import relatives_in_tree, repeats_of
 
     counting = CountingModel(model)
     counts = TaskCounts()

@@ -4,7 +4,7 @@ The plan-quality benchmark compares three systems on one goal -- the swarm, the 
 asked once for the whole plan ("one-shot"), and a single agent decomposing top-down with the
 swarm's prompts -- and scores them all with the code below. So that the benchmark judges
 independently of the swarm's own judges, nothing here imports or reuses
-``specswarm.plan.critics``, and the metrics import nothing from specswarm at all (a Plan is
+``specswarm.critics``, and the metrics import nothing from specswarm at all (a Plan is
 read by duck typing; only the command line imports the fold, to read event logs).
 
 Trees

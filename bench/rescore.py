@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from specswarm import critics  # noqa: E402
 from specswarm.model.splits import repaired, split_constraints  # noqa: E402
-from specswarm.plan import critics  # noqa: E402
 from specswarm.plan.fold import fold  # noqa: E402
 from specswarm.plan.views import NodeView, Plan, ProposalView  # noqa: E402
 from specswarm.protocol.bodies import CheckResult  # noqa: E402

@@ -119,10 +119,13 @@ def cli_page() -> str:
         "Every command, argument and option of `specswarm`, as `specswarm COMMAND --help` shows",
         "them. Paths are relative to where you run the command.",
         "",
-        "**Exit codes**: 0 success; 1 the run failed or did not converge (`plan`), or the plans",
-        "differ (`diff`); 2 bad usage or a bad spec (also when a peer of `plan` stops on a prompt",
-        "template that fails on the run's data, or an endpoint cannot serve the spec's model);",
-        "130 interrupted.",
+        "**Exit codes**: 0 success; 1 the run failed or did not converge (`plan`), the plans",
+        "differ (`diff`), or an output could not be written at the end (it is kept in the run's",
+        "work directory, [outputs](outputs.md#output-paths-are-checked-first)); 2 bad usage, a bad",
+        "spec, a bad `SPECSWARM_*` value, an input that cannot be read or an output path that cannot",
+        "be written (all checked before any peer starts; also when a peer of `plan` stops on a",
+        "prompt template that fails on the run's data, or an endpoint cannot serve the spec's",
+        "model); 130 interrupted.",
         "",
     ]
     for full, cmd, ctx in _commands(root, ctx_cls, "specswarm"):

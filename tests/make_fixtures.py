@@ -6,7 +6,7 @@ Every event is signed by seeded synthetic peers (:class:`specswarm.testing.synth
 same script always writes the same bytes; ``tests/test_render.py`` checks that the
 committed logs are what this script produces. The texts are written by hand to read
 like what real peers would say; the votes' checks are fixed here rather than computed
-by ``specswarm.plan.critics`` so that tuning the critics never changes these fixtures.
+by ``specswarm.critics`` so that tuning the critics never changes these fixtures.
 
 * ``japan-events.jsonl``: a converged two-week Japan trip, three decomposer strategies,
   a rejected and an outvoted rival split at the root, a rejected-then-revised split,

@@ -4,8 +4,8 @@ folded plan, the same at every peer and in every run."""
 
 from __future__ import annotations
 
+from specswarm.critics.results import Written
 from specswarm.plan import fold
-from specswarm.plan.critics.results import Written
 from specswarm.plan.ledger import (
     PLANNED_LEAVES,
     PLANNED_LINES,

@@ -221,3 +221,13 @@ def test_plan_on_a_terminal_shows_the_live_tree_and_ends_with_the_summary(tmp_pa
     assert "coordination" in final and "1 accepted, 0 rejected, 0 outvoted" in final
     assert "plan complete: digest" in final
     assert "\x1b" not in final and "[0m" not in final  # every escape sequence was one
+
+
+def test_the_stuck_report_names_a_claim_holder_by_its_seat() -> None:
+    from specswarm.swarm.launcher.diagnose import diagnose
+
+    sw, plan = growing()  # one leaf claimed by the second executor, no result yet
+    holder = sw.peers["executor"][1]
+    peers = [peer("executor", 1, PeerStatus(), holder)]
+    said = [r for r in diagnose(plan, peers) if "claimed by" in r]
+    assert said and said[0].endswith("claimed by executor-1 but no result yet (model slow or failing)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specswarm.critics import check_split, combine
 from specswarm.model import Child, ReplayModel, TaskCounts, decompose, execute, rate
-from specswarm.plan.critics import check_split, combine
 from specswarm.spec import GoalSpec, spec_from_mapping
 
 from .test_model_tasks import GOAL, ROOT, Node, make_spec

@@ -390,3 +390,17 @@ def test_a_service_with_two_contexts_answers_two_requests_at_once_in_two_slots(r
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_spec_s_openai_backend_on_the_model_service_takes_no_machine_slot(running) -> None:  # type: ignore[no-untyped-def]
+    """The service holds the machine slot for each generation itself: an openai client on the
+    same machine that held it too would wait for itself (until its request timed out)."""
+    from specswarm.model.openai_backend import OpenAIModel
+    from tests.openai_stub import Stub
+    from tests.openai_stub import serve as serve_stub
+
+    _, _, url = running(ScriptedModel(), token=None)
+    assert OpenAIModel(url).instant is True
+    with serve_stub(Stub()) as stub:  # another server on loopback: it computes on our cores
+        assert OpenAIModel(stub.url).instant is False
+    assert OpenAIModel("http://192.0.2.1:9/v1").instant is True  # elsewhere: not asked

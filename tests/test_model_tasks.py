@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from specswarm.critics import check_split, combine
 from specswarm.errors import ModelError, PromptTemplateError, ReplayMissError
 from specswarm.model import (
     Child,
@@ -22,7 +23,6 @@ from specswarm.model import (
     render_prompt,
 )
 from specswarm.model.prompts import plain_critiques
-from specswarm.plan.critics import check_split, combine
 from specswarm.spec import GoalSpec, spec_from_mapping
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ def spec_of(**over: object) -> GoalSpec:
 
 @dataclass(frozen=True)
 class Node:
-    """A plan node as tasks read it (a :class:`~specswarm.model.tasks.Subject`)."""
+    """A plan node as tasks read it (a :class:`~specswarm.model.subject.Subject`)."""
 
     id: str
     title: str
@@ -387,7 +387,7 @@ def test_execute_keeps_a_result_that_shares_a_line_or_two() -> None:
 
 
 def test_results_that_share_only_their_code_fences_are_no_repeats() -> None:
-    from specswarm.plan.critics import repeats_of
+    from specswarm.critics import repeats_of
 
     def usage(command: str, effect: str) -> str:
         return f"- Usage:\n  ```sh\n  {command}\n  ```\n---\n- {effect}"

@@ -102,3 +102,30 @@ def test_an_unreachable_endpoint_is_said_not_refused_when_a_cache_may_answer(tmp
         assert len(said) == 1 and f"model.base_url: cannot reach {url}" in said[0]
         with pytest.raises(SpecError, match="cannot reach"):
             check_models(spec, cached=False)
+
+
+def test_a_run_the_cache_answers_whole_needs_no_endpoint(tmp_path: Path) -> None:
+    """An openai endpoint on this machine (the model service serving the scripted model) answers a
+    first run with --cache; with the endpoint gone, the same run is answered from the cache alone:
+    the preflight says it cannot reach the endpoint, and the run goes on."""
+    from tests.openai_stub import free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    spec = tmp_path / "spec.yaml"
+    model = f"model: {{backend: openai, base_url: '{url}'}}"
+    spec.write_text(SPEC.replace("model: {backend: scripted}", model))
+    cache = tmp_path / "answers"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
+    cmd = [sys.executable, "-m", "specswarm", "model", "serve", "--backend", "scripted", "--port", str(port)]
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert server.stdout is not None and '"ready"' in server.stdout.readline()
+        first, _ = plan(spec, tmp_path, "first", "--cache", str(cache))
+    finally:
+        server.terminate()
+        server.wait(20)
+    assert first["cache"]["misses"] > 0
+    second, said = plan(spec, tmp_path, "second", "--cache", str(cache))
+    assert second["cache"]["misses"] == 0 and second["cache"]["hits"] == first["cache"]["misses"]
+    assert f"model.base_url: cannot reach {url}" in said and "going on with the answer cache" in said

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import socket
 import subprocess
@@ -254,3 +255,14 @@ def test_peers_in_another_namespace_join_a_plan_run_by_listen_bootstrap_and_mdns
     for key in (waiting, joining):
         assert {"peer": key.peer_id, "role": "executor"} in result["participants"]
     assert observed["complete"] and observed["content_digest"] == result["content_digest"]
+
+
+def test_plan_of_a_secret_run_without_its_secret_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SPECSWARM_SECRET"}
+    env["SPECSWARM_MODEL_BACKEND"] = "scripted"
+    spec = _spec(tmp_path, "access: {mode: secret}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "specswarm", "plan", str(spec)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "access.mode: 'secret' needs the run's secret in $SPECSWARM_SECRET" in done.stderr

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import specswarm.model.prompts as prompts_module
+from specswarm.critics import lens_named
 from specswarm.errors import ModelError, PromptTemplateError, SpecError, TemplateError
 from specswarm.model import Child, ScriptedModel, decompose, execute, rate
-from specswarm.plan.critics import lens_named
 from specswarm.resources import load_schema
 from specswarm.spec import TASKS, spec_from_json, spec_from_mapping
 from specswarm.spec.prompting import TASK_VARIABLES, sample_contexts, template_problem
@@ -175,7 +175,10 @@ def test_the_default_templates_and_the_recorded_real_run_templates_pass(task: st
     assert template_problem(run["body"]["spec"]["prompts"][task], task, f"prompts.{task}") is None
 
 
-AVAILABLE = "available: goal, context, node, ancestors, siblings, strategy, limits, constraints, fact_fields"
+AVAILABLE = (
+    "available: goal, context, language, node, ancestors, siblings, strategy, limits, "
+    "constraints, fact_fields"
+)
 
 
 @pytest.mark.parametrize(
@@ -242,8 +245,8 @@ def test_inline_templates_in_code_are_rendered_but_a_run_event_only_parsed() -> 
         spec_with(score="Rate {{ proposal | length }} parts of {{ node.title }} via {{ strategy }}")
     assert str(info.value) == (
         "<mapping>:0: prompts.score: 'strategy' is undefined in prompts.score:1 (a variable of decompose "
-        "and refine, not of score; available: goal, context, node, ancestors, proposal, lens, limits, "
-        "constraints, fact_fields, is_last_level)"
+        "and refine, not of score; available: goal, context, language, node, ancestors, proposal, lens, "
+        "limits, constraints, fact_fields, is_last_level)"
     )
     data = spec_with().to_json()
     data["prompts"]["score"] = "{{ strategy }}"  # an older version's run event: it still folds

@@ -26,6 +26,7 @@ from specswarm.cli import app
 from specswarm.plan.fold import Plan, child_id, fold
 from specswarm.protocol.events import read_event_log
 from specswarm.render import PlanSchemaError, TemplateError, check_plan_json, render_plan
+from specswarm.render.export import export_data
 from specswarm.render.filters import bullets, md_inline, md_item, md_quote, md_text, mermaid_label, prose
 from specswarm.testing.synth import Swarm, complete_swarm, minimal_spec
 
@@ -120,7 +121,9 @@ def test_json_export_is_sorted_and_valid(plan: Plan) -> None:
     text = render_plan(plan, "json")
     data = json.loads(text)
     check_plan_json(data)
-    assert text == json.dumps(plan.to_json(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    assert text == json.dumps(export_data(plan), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    # the export adds the schedule (when there is one) to Plan.to_json() and nothing else
+    assert {k: v for k, v in data.items() if k != "schedule"} == plan.to_json()
 
 
 @pytest.mark.parametrize(

@@ -1,84 +1,14 @@
-"""A decomposer's own split, repaired and self-checked before it is proposed
-(plan/critics/repair.py, model/splits.py, the ``relatives``/``proposed`` path of decompose)."""
+"""A decomposer's own split, repaired and self-checked before it is proposed (model/splits.py,
+the ``relatives``/``proposed`` path of decompose; the repairs themselves:
+tests/critics/test_repair.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from specswarm.model import Child, GenerationRequest, ScriptedModel, TaskCounts, decompose
-from specswarm.plan.critics import Part, Relative, check_facts, check_overlap, check_repeats, check_units
-from specswarm.plan.critics.repair import merge_children, repair_split
-from tests.test_model_tasks import GOAL, ROOT, spec_of
-
-TRIP = Part(GOAL, "", {})
-
-
-def kid(title: str, detail: str = "", days: int | None = None) -> Child:
-    return Child(title, detail, False, {"days": days} if days is not None else {})
-
-
-def test_siblings_that_plan_the_same_place_become_one_child_with_summed_facts() -> None:
-    kids = [
-        kid("Tokyo", "Temples, museums and cherry blossom viewing", 5),
-        kid("Kyoto", "Temples like Fushimi Inari Shrine", 4),
-        kid("Hiking in the Japanese Alps", "A day of hiking near Kamikochi", 3),
-        kid("Design tours in Tokyo", "Japanese design at a museum or a workshop", 2),
-    ]
-    assert not check_overlap(TRIP, kids).passed
-    fixed, done = repair_split(TRIP, kids, min_children=2)
-    assert [c.title for c in fixed] == ["Tokyo", "Kyoto", "Hiking in the Japanese Alps"]
-    assert fixed[0].facts["days"] == 7 and "workshop" in fixed[0].detail and "cherry" in fixed[0].detail
-    assert done.merged == 1 and done.dropped == 0 and "Tokyo" in done.notes[0]
-    assert check_overlap(TRIP, fixed).passed
-
-
-def test_a_split_without_overlap_or_repeats_is_left_alone() -> None:
-    kids = [
-        kid("Tokyo", "Asakusa and Ueno", 6),
-        kid("Kyoto", "Gion and Arashiyama", 5),
-        kid("Osaka", "Dotonbori", 3),
-    ]
-    fixed, done = repair_split(TRIP, kids, min_children=2)
-    assert fixed == kids and not done
-
-
-def test_a_repair_never_takes_a_split_below_the_minimum() -> None:
-    kids = [
-        kid("Visit Kyoto temples", "Kiyomizu-dera", 7),
-        kid("Kyoto temple tour", "Kiyomizu-dera and Ginkaku-ji", 7),
-    ]
-    assert not check_overlap(TRIP, kids).passed
-    fixed, done = repair_split(TRIP, kids, min_children=2)
-    assert fixed == kids and not done
-
-
-def test_a_child_that_repeats_a_stage_planned_elsewhere_is_dropped() -> None:
-    tokyo = Part("Tokyo", "five days in the capital", {"days": 5})
-    tree = [
-        Relative(GOAL, "ancestor", "", {}, 0, None),
-        Relative(
-            "Hike Mount Fuji", "sibling", "a two-day climb from the Yoshida trail", {"days": 2}, 1, GOAL
-        ),
-        Relative("Kyoto", "sibling", "temples", {"days": 7}, 1, GOAL),
-    ]
-    kids = [
-        kid("Asakusa and Senso-ji", "the old town", 2),
-        kid("Shibuya and Harajuku", "fashion and crossings", 2),
-        kid("Hike Mount Fuji", "climb the Yoshida trail", 1),
-    ]
-    assert not check_repeats(tokyo, kids, tree, parent_depth=1).passed
-    fixed, done = repair_split(tokyo, kids, tree, min_children=2, depth=1)
-    assert [c.title for c in fixed] == ["Asakusa and Senso-ji", "Shibuya and Harajuku"]
-    assert done.dropped == 1 and "Hike Mount Fuji" in done.notes[0]
-    assert check_repeats(tokyo, fixed, tree, parent_depth=1).passed
-
-
-def test_a_merged_title_loses_a_quantity_its_summed_facts_contradict() -> None:
-    merged = merge_children(
-        [kid("Visit Kyoto (4 days)", "Gion", 4), kid("Kyoto gardens (3 days)", "Ryoan-ji", 3)]
-    )
-    assert merged.title == "Visit Kyoto" and merged.facts == {"days": 7}
-    assert check_units([merged]).passed
+from specswarm.model import GenerationRequest, ScriptedModel, TaskCounts, decompose
+from tests.critics.kit import kid
+from tests.test_model_tasks import ROOT, spec_of
 
 
 class Recorder:
@@ -217,45 +147,6 @@ def test_an_overlap_that_cannot_be_merged_is_asked_for_again() -> None:
     assert counts.repaired == 0 and counts.varied == 1 and "covered the same thing" in rec.requests[1].prompt
 
 
-def test_a_result_its_facts_rule_out_is_named() -> None:
-    from specswarm.plan.critics import contradicted_facts
-
-    said = contradicted_facts("- Day 1: Fushimi Inari\n- Day 3: Arashiyama\n- 3 days in Gion", {"days": 2})
-    assert said == ["it says '3 days' but the task has days: 2", "it plans 'Day 3' but the task has days: 2"]
-    assert contradicted_facts("- EUR 900 at Hotel Granvia", {"budget_eur": 300})
-    # parts of the whole, other units, other currencies and non-additive facts pass
-    assert not contradicted_facts("- 2 hours at Kinkaku-ji\n- Day 1: Gion", {"days": 1})
-    assert not contradicted_facts("- lunch 2,000 JPY", {"budget_eur": 300})
-    assert not contradicted_facts("- Day 9 of the trip", {"guests": 2})
-
-
-@pytest.mark.parametrize(
-    ("text", "days", "said"),
-    [
-        # museum visits nine days apart for a one-day task (as in every recorded japan run)
-        (
-            "- Museum A on April 10th\n- Museum B on April 12th\n- Museum C on April 18th",
-            1,
-            "'April 10th' to 'April 18th' (9 days)",
-        ),
-        ("- Arrive 30 March\n- Leave on the 2nd of April", 3, "'30 March' to '2nd of April' (4 days)"),
-        ("- Gion on April 1\n- Arashiyama on April 2", 2, None),  # two days, two dates
-        ("- Shrine on April 1st\n- Garden on april 1", 1, None),  # one date, said twice
-        ("- Blossoms in early April\n- you may 3 times stop", 1, None),  # no dates: "may 3" is no May
-        ("- Book 3 nights\n- February 30 and February 28", 1, None),  # no such date
-    ],
-)
-def test_dates_further_apart_than_the_task_s_days_are_named(text: str, days: int, said: str | None) -> None:
-    from specswarm.plan.critics import contradicted_facts
-
-    problems = contradicted_facts(text, {"days": days})
-    if said is None:
-        assert problems == []
-    else:
-        assert problems == [f"it plans {said} but the task has days: {days}"]
-    assert contradicted_facts(text, {"guests": 1}) == []  # a fact that is no time
-
-
 def test_an_executed_leaf_that_breaks_its_facts_is_written_once_more() -> None:
     from specswarm.model import execute
     from tests.test_model_tasks import Node
@@ -304,15 +195,6 @@ def test_a_rewrite_that_echoes_its_problem_does_not_replace_the_answer() -> None
     assert execute(rec.model, spec_of(), hike, [ROOT], counts=TaskCounts()) == dated
 
 
-def test_a_result_that_restates_its_task_says_nothing() -> None:
-    from specswarm.plan.critics import restates
-
-    assert restates("- Explore nearby mountains for 1 day.", "Explore nearby mountains", {"days": 1})
-    assert restates("- Tags are used to categorize tasks.", "Define how tags are used to categorize tasks")
-    assert not restates("- Mount Takao: 599 m, 50 min from Shinjuku", "Explore nearby mountains", {"days": 1})
-    assert not restates("- Explore nearby mountains for 2 days", "Explore nearby mountains", {"days": 1})
-
-
 def test_a_revision_names_each_problem_once_hard_checks_first() -> None:
     from types import SimpleNamespace
 
@@ -327,34 +209,3 @@ def test_a_revision_names_each_problem_once_hard_checks_first() -> None:
         SimpleNamespace(approve=True, critique="units: #2 says 3 days"),
     ]
     assert review_lines(SimpleNamespace(votes=votes)) == [overlap, coverage]  # type: ignore[arg-type]
-
-
-def test_a_title_quantity_its_facts_contradict_and_an_open_bracket_are_cut() -> None:
-    kids = [
-        kid("Hike Mount Fuji (1 day) (Start your hike from the base camp", "Climb overnight", 1),
-        kid("Visit Osaka (0 days)", "Umeda and Osaka Castle", 1),
-        kid("Tokyo (5 days)", "Asakusa", 5),
-    ]
-    assert not check_units(kids).passed
-    fixed, done = repair_split(TRIP, kids, min_children=2)
-    assert [c.title for c in fixed] == ["Hike Mount Fuji (1 day)", "Visit Osaka", "Tokyo (5 days)"]
-    assert fixed[0].detail == "Start your hike from the base camp; Climb overnight"
-    assert [c.facts for c in fixed] == [c.facts for c in kids]  # the facts are what sums check
-    assert done.retitled == 2 and done.merged == 0 and done.dropped == 0
-    assert check_units(fixed).passed
-
-
-def test_a_child_given_no_days_joins_the_sibling_before_it() -> None:
-    fuji = Part("Hike Mount Fuji", "a two-day climb", {"days": 2})
-    kids = [
-        kid("Climb to the eighth station", "Yoshida trail, night in a hut", 1),
-        kid("Summit at sunrise", "then descend", 1),
-        kid("Return to Tokyo", "train from Kawaguchiko", 0),
-    ]
-    assert not check_facts(fuji, kids).passed  # a stage that takes no time is no stage
-    fixed, done = repair_split(fuji, kids, min_children=2)
-    assert [c.title for c in fixed] == ["Climb to the eighth station", "Summit at sunrise"]
-    assert fixed[1].facts["days"] == 1 and "Kawaguchiko" in fixed[1].detail
-    assert done.merged == 1 and check_facts(fuji, fixed).passed
-    two = [kid("Climb", "up", 2), kid("Return", "down", 0)]
-    assert repair_split(fuji, two, min_children=2)[0] == two  # never below the minimum

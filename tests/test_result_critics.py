@@ -1,9 +1,9 @@
-"""The board's lenses on a leaf result (plan/critics/results.py) and the text measures they rest on
-(plan/critics/shingles.py): in any language and script, without word lists."""
+"""The board's lenses on a leaf result (critics/results.py) and the text measures they rest on
+(critics/shingles.py): in any language and script, without word lists."""
 
 from __future__ import annotations
 
-from specswarm.plan.critics.results import (
+from specswarm.critics.results import (
     MIN_CHARS,
     MIN_LINES,
     ResultTask,
@@ -15,7 +15,7 @@ from specswarm.plan.critics.results import (
     check_result,
     verdict,
 )
-from specswarm.plan.critics.shingles import has_digit, item_lines, normal, shingles
+from specswarm.critics.shingles import has_digit, item_lines, normal, shingles
 
 KYOTO = "Kyoto temples: Kiyomizu-dera, Ginkaku-ji and the Philosopher's Path (days 2)"
 TOKYO = "Tokyo museums: the National Museum in Ueno and the Mori Art Museum (days 1)"

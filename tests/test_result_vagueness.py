@@ -1,52 +1,14 @@
 """A leaf result that is general advice (no place, name, number or time on most lines) is asked
-again once for names, numbers and times; the more concrete of the two answers is kept."""
+again once for names, numbers and times; the more concrete of the two answers is kept (which
+lines are concrete: tests/critics/test_wording.py)."""
 
 from __future__ import annotations
 
-import pytest
-
+from specswarm.critics.wording import topic_hits
 from specswarm.model import TaskCounts, execute
 from specswarm.model.replay import ScriptedModel
-from specswarm.plan.critics.wording import concrete_line, topic_hits, vague_result
+from tests.critics.kit import CONCRETE, GENERAL
 from tests.test_model_tasks import ROOT, Node, spec_of
-
-GENERAL = (
-    "- Book the venue well in advance.\n"
-    "- Make sure all attendees have access to food.\n"
-    "- Consider dietary restrictions as needed."
-)
-CONCRETE = (
-    "- Book the Kulturbrauerei hall for 200 seats by 1 March.\n"
-    "- Order lunch boxes from Dean & David at 12 EUR each.\n"
-    "- Ask attendees for dietary needs on the ticket form."
-)
-
-
-@pytest.mark.parametrize(
-    ("line", "concrete"),
-    [
-        ("- Walk to Shibuya Crossing at night", True),  # a name inside the sentence
-        ("- Budget 12 EUR per person", True),  # a digit
-        ("- Arrive early. Kinkaku-ji opens first", False),  # a sentence opens with its capital
-        ("- Order food for everyone", False),
-        ("- Book The Venue And Catering", False),  # Title Case: capitals prove nothing
-        ("- Meet at Room 3 of The Hub", True),  # a digit still counts on a Title Case line
-        ("- I will ask the caterer", False),  # "I" is no name
-    ],
-)
-def test_a_line_is_concrete_with_a_number_or_a_name_inside_a_sentence(line: str, concrete: bool) -> None:
-    assert concrete_line(line) is concrete
-
-
-def test_a_result_is_vague_when_fewer_than_a_third_of_its_lines_are_concrete() -> None:
-    assert vague_result(GENERAL) == [ln for ln in GENERAL.splitlines()]
-    assert vague_result(CONCRETE) == []
-    # one concrete line of three is enough; none of four is not
-    assert vague_result("- Visit Nara Park\n- Feed the deer\n- Eat lunch") == []
-    # a code fence's lines with no word are no lines of the result: one of three, not of five
-    assert vague_result("- Sync every 5 minutes:\n  ```\n  todo sync\n  ```\n- Wait") == []
-    assert vague_result("- Eat\n- Sleep\n- Walk\n- Read") != []
-    assert vague_result("") == []
 
 
 def test_a_general_result_is_asked_again_for_names_and_numbers_and_the_concrete_one_kept() -> None:

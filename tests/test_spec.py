@@ -372,7 +372,7 @@ def test_spec_from_json_validates_too() -> None:
         spec_from_json(data, source="run 0123")
     assert str(info.value).splitlines() == [
         "run 0123:0: (root): missing required field 'name'",
-        "run 0123:0: colour: unknown key (expected one of: version, name, goal, context, "
+        "run 0123:0: colour: unknown key (expected one of: version, name, goal, context, language, "
         "constraints, quorum, roles, prompts, tree, review, model, network, access, budget, output, cache)",
         "run 0123:0: prompts: missing required field 'refine' (expected the template text)",
         "run 0123:0: prompts.score: Jinja2 syntax error in prompts.score:1: unexpected '}'",

@@ -208,7 +208,9 @@ def serve(
     name: Annotated[
         str | None, typer.Option("--name", help="A gpt4all catalogue model (downloaded).")
     ] = None,
-    threads: Annotated[int, typer.Option("--threads", min=0, help="CPU threads (0: cores - 1).")] = 0,
+    threads: Annotated[
+        int, typer.Option("--threads", min=0, help="CPU threads (0: cores - 1; llama.cpp: every core).")
+    ] = 0,
     backend: Annotated[
         str, typer.Option("--backend", help="gpt4all (default), llama, scripted or replay.")
     ] = "gpt4all",

@@ -17,13 +17,13 @@ asset assembly (``assets``) are imported lazily, via :func:`load_model` or their
 """
 
 from specswarm.model.asking import TaskCounts
-from specswarm.model.asks import Subject
 from specswarm.model.base import Generation, GenerationRequest, Model
 from specswarm.model.load import load_model
 from specswarm.model.lock import agenerate
 from specswarm.model.parse import Child, OutputError
 from specswarm.model.prompts import render_prompt
 from specswarm.model.replay import RecordingModel, ReplayModel, ScriptedModel, scripted_answer
+from specswarm.model.subject import Subject
 from specswarm.model.tasks import GaveUpError, decompose, execute, rate
 
 __all__ = [

@@ -1,4 +1,10 @@
-"""How a model task asks: the request of one generation, and what tasks count.
+"""How a model task asks: what about (:class:`Ask`), the request of one generation, and what
+tasks count.
+
+:class:`Ask` holds one task's typed inputs: a :class:`~specswarm.spec.GoalSpec`, nodes that are
+:class:`Subject` (a :class:`~specswarm.plan.views.NodeView` is one) and
+:class:`~specswarm.protocol.bodies.Child` values; its :meth:`Ask.context` is the plain data the
+task's template sees.
 
 :func:`request` builds the :class:`~specswarm.model.base.GenerationRequest` of one generation
 from the role's model settings: greedy as the spec says, or, with ``vary``, sampled and seeded
@@ -10,14 +16,116 @@ what only a task sees (retries, cut loops, fitted sums, bad answers, failures, s
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypedDict
 
+from specswarm.critics import Lens
+from specswarm.critics.results import Written
 from specswarm.model.base import GenerationRequest, OutputSchema
-from specswarm.spec import ModelSettings, TokenLimits
+from specswarm.model.parse import Child
+from specswarm.model.prompts import plain_critiques
+from specswarm.model.splits import split_constraints, split_target
+from specswarm.model.subject import Subject
+from specswarm.spec import Constraint, GoalSpec, ModelSettings, TokenLimits
+from specswarm.spec.language import plan_language
 
 Kind = Literal["decompose", "refine", "score", "execute"]
 """A model task; each has a prompt template and a token limit in the spec."""
+
+
+class Retry(TypedDict):
+    """How a task is asked again after earlier calls on its node failed (``decompose`` and
+    ``execute`` take these keywords)."""
+
+    attempt: int
+    """Earlier calls on the node that failed in a row."""
+    failure: str
+    """What was wrong with the last one's answer ("" when the model itself failed)."""
+
+
+def node_data(s: Subject) -> dict[str, Any]:
+    return {"id": s.id, "title": s.title, "detail": s.detail, "depth": s.depth, "facts": dict(s.facts)}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One task's typed inputs; :meth:`context` is the data its template sees."""
+
+    spec: GoalSpec
+    node: Subject
+    ancestors: Sequence[Subject] = ()
+    siblings: Sequence[Subject] = ()
+    strategy: str = ""
+    critiques: Sequence[str] = ()
+    proposal: Sequence[Child] = ()
+    lens: Lens | None = None
+    avoid: Sequence[str] = ()
+    vague: bool = False
+    """(execute) the previous answer was general advice: ask for names, numbers and times."""
+    fewer: int = 0
+    """(decompose) parts fewer than the strategy's target to ask for (at least the tree's
+    minimum): earlier calls for the node gave up, so the next one asks for a smaller split."""
+    judged: bool = False
+    """(execute) the board judges the result (``review.results``): the prompt says what it
+    accepts, what the rest of the tree holds and, for a revision, what it rejected."""
+    planned: Sequence[Written] = ()
+    """(execute) what the counted results of other leaves plan (the ledger, compacted)."""
+    critique: Sequence[str] = ()
+    """(execute) what the board asked to fix in ``previous``, one line per problem."""
+    previous: str = ""
+    """(execute) the rejected result this one writes again."""
+
+    @property
+    def constraints(self) -> list[Constraint]:
+        """The constraints a split of this node must meet (:func:`split_constraints`)."""
+        return split_constraints(self.spec, self.node)
+
+    @property
+    def fact_fields(self) -> list[str]:
+        """The facts every child must state: the fields of the applicable sum constraints."""
+        return [c.field for c in self.constraints if c.kind == "sum" and c.field is not None]
+
+    @property
+    def is_last_level(self) -> bool:
+        """True when this node's children are leaves."""
+        return self.node.depth + 1 >= self.spec.tree.max_depth
+
+    def context(self) -> dict[str, Any]:
+        tree = self.spec.tree
+        low, high = tree.min_children, tree.max_children
+        target = split_target(self.strategy, self.spec.roles.decomposer.strategies, low, high)
+        node = node_data(self.node)
+        if " ".join(node["detail"].split()) == " ".join((self.spec.context or "").split()):
+            node["detail"] = ""  # the root's detail: the context, in the prompt already
+        return {
+            "goal": self.spec.goal,
+            "context": self.spec.context,
+            "language": plan_language(self.spec.goal, self.spec.context, self.spec.language).instruction,
+            "node": node,
+            "ancestors": [node_data(a) for a in self.ancestors],
+            "siblings": [node_data(s) for s in self.siblings],
+            "strategy": self.strategy.removeprefix("by ").strip() or self.strategy,  # "by {{ }}"
+            "critiques": plain_critiques(self.critiques, self.node.title),
+            "constraints": [c.to_json() for c in self.constraints],
+            # The 1.5B model ignores "3 to 5 items" but mostly follows "4 parts (at least 3, ...)".
+            "limits": {
+                "min_children": low,
+                "max_children": high,
+                "target": max(low, target - self.fewer),
+            },
+            "is_last_level": self.is_last_level,
+            "fact_fields": self.fact_fields,
+            "proposal": [c.to_json() for c in self.proposal],
+            "lens": {"name": self.lens.name, "question": self.lens.question} if self.lens else None,
+            "avoid": list(self.avoid),
+            "vague": self.vague,
+            "leaf": node,
+            "judged": self.judged,
+            "planned": [{"title": w.title, "lines": list(w.lines)} for w in self.planned],
+            "critique": list(self.critique),
+            "previous": self.previous,
+        }
 
 
 @dataclass
@@ -46,10 +154,10 @@ class TaskCounts:
     (siblings' results are written in parallel, so such a result is often not yet a repeat)."""
     off_task: int = 0
     """Items of leaf results left out because they did a sibling leaf's task instead of their own
-    (:func:`~specswarm.plan.critics.keep_on_task`)."""
+    (:func:`~specswarm.critics.keep_on_task`)."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
-    dropped (:func:`~specswarm.plan.critics.repair.repair_split`)."""
+    dropped (:func:`~specswarm.critics.repair.repair_split`)."""
     varied: int = 0
     """Splits asked again another way (another strategy, the self-check's critique in the
     prompt) because the first failed a hard check or repeated a split already proposed."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specswarm.errors import ModelError
+from specswarm.errors import ModelError, UsageError
 
 INSTALL_HINT = "pip install 'specswarm[llamacpp]'"
 """What installs the ``xllamacpp`` wheel."""
@@ -41,13 +41,14 @@ class LlamaServerSettings:
 
 def start_llama_server(settings: LlamaServerSettings) -> Any:
     """Start the server (returns the ``xllamacpp.Server``; it serves until dropped). Raise
-    ModelError when xllamacpp is not installed or the model file is missing."""
+    ModelError when xllamacpp is not installed, UsageError (exit 2) when the model file is
+    missing."""
     try:
         import xllamacpp
     except ImportError:
         raise ModelError(f"llama.cpp's server needs the xllamacpp wheel: {INSTALL_HINT}") from None
     if not settings.model.is_file():
-        raise ModelError(f"{settings.model}: no such model file")
+        raise UsageError(f"{settings.model}: no such model file (expected a GGUF file)")
     params = xllamacpp.CommonParams()
     params.model.path = str(settings.model)
     params.hostnames = ["127.0.0.1"]

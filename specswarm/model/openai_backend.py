@@ -14,7 +14,8 @@ all speak it. The standard library does the HTTP (``urllib``); nothing is instal
   :class:`~specswarm.errors.ModelError`, which the role counts and backs off from. What asking
   again cannot fix -- a refused key, a model the server does not serve, a prompt longer than
   its context -- raises :class:`~specswarm.errors.EndpointError` at once (exit 2, naming the
-  spec field).
+  spec field). So does an endpoint that stopped working: every call failed for
+  :data:`DEAD_AFTER` seconds (at least :data:`DEAD_CALLS` calls in a row, none answered).
 * **Schema-constrained output, detected once.** A request with an
   :class:`~specswarm.model.base.OutputSchema` is sent with
   ``response_format: {type: json_schema, json_schema: {name, schema}}`` (the nested form:
@@ -53,6 +54,14 @@ EXTRAS = ("top_k", "repeat_penalty")
 _CONTEXT = re.compile(r"context (?:size|length|window)|context_length|exceed_context|too many tokens", re.I)
 _SCHEMA_WORDS = re.compile(r"response_format|json_schema|grammar", re.I)
 _NOT_SERVED = re.compile(r"model_not_found|\bmodel\b.*\b(?:not found|does not exist)", re.I)
+DEAD_AFTER = 30.0
+"""Seconds from the start of the first of a row of failed calls after which the endpoint counts
+as dead (an :class:`~specswarm.errors.EndpointError` naming ``base_url``, not one more
+:class:`~specswarm.errors.ModelError`): a server restarting comes back sooner; a run whose
+endpoint died ends within a minute, not at the end of its budget."""
+DEAD_CALLS = 2
+"""Failed calls in a row (each after its retries) the endpoint must also have had to count as
+dead."""
 
 
 class OpenAIModel:
@@ -69,6 +78,7 @@ class OpenAIModel:
         retries: int = 3,
         backoff: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.http = Endpoint(
             base_url, api_key=api_key, timeout=timeout, retries=retries, backoff=backoff, sleep=sleep
@@ -78,13 +88,14 @@ class OpenAIModel:
         """The id sent as ``model`` (None until resolved: the only model the server lists)."""
         self.name = _display(name) if name else "openai"
         self.key_env = key_env
-        self.instant = not is_loopback(base_url)
-        """A server elsewhere costs this machine nothing: no machine-wide slot."""
+        self._instant: bool | None = None if is_loopback(base_url) else True
         self.accepts_schema = True
         """Until the server shows it ignores or refuses ``response_format``."""
         self.extras = True
         """Send :data:`EXTRAS` until the server refuses them."""
         self._lock = threading.Lock()
+        self.row = FailedRow(self.http.base_url, clock)
+        """Its calls that failed in a row: when the endpoint counts as dead."""
 
     @classmethod
     def from_settings(cls, settings: ModelSettings, env: Mapping[str, str] | None = None) -> OpenAIModel:
@@ -113,6 +124,14 @@ class OpenAIModel:
         else:
             why = f"{self.base_url} wants an API key (HTTP {reply.status}); ${self.key_env} is not set"
         return EndpointError("api_key_env", why)
+
+    @property
+    def instant(self) -> bool:
+        """No machine-wide slot: a server elsewhere costs this machine nothing, and specswarm's
+        model service on this machine holds the slot itself (asked once, by its model list)."""
+        if self._instant is None:
+            self._instant = serves_own_slot(self.http)
+        return bool(self._instant)
 
     def served(self) -> list[str]:
         """The model ids ``GET /models`` lists. Raise EndpointError when the endpoint cannot be
@@ -159,29 +178,18 @@ class OpenAIModel:
 
     # ------------------------------------------------------------------ generation
 
-    def _payload(self, req: GenerationRequest, schema: bool) -> dict[str, Any]:
-        messages = [{"role": "system", "content": req.system}] if req.system else []
-        messages.append({"role": "user", "content": req.prompt})
-        payload: dict[str, Any] = {
-            "model": self.model_id,
-            "messages": messages,
-            "max_tokens": req.max_tokens,
-            "temperature": req.temperature,
-            "seed": req.seed,
-            "stream": False,
-        }
-        if req.stop:
-            payload["stop"] = list(req.stop)
-        if self.extras:
-            payload.update(top_k=req.top_k, repeat_penalty=req.repeat_penalty)
-        if schema and req.schema is not None:
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": req.schema.name, "schema": req.schema.value()},
-            }
-        return payload
-
     def generate(self, req: GenerationRequest) -> Generation:
+        started = self.row.clock()
+        try:
+            gen = self._generate(req)
+        except EndpointError:
+            raise
+        except ModelError as exc:
+            raise self.row.failed(exc, started) from None
+        self.row.answered()
+        return gen
+
+    def _generate(self, req: GenerationRequest) -> Generation:
         with self._lock:
             if self.model_id is None:
                 self.check()
@@ -189,7 +197,7 @@ class OpenAIModel:
         for _ in range(3):  # at most: once with everything, once without extras, once without schema
             schema = req.schema is not None and self.accepts_schema
             try:
-                reply = self.http.request("POST", "/chat/completions", self._payload(req, schema))
+                reply = self.http.request("POST", "/chat/completions", chat_payload(self, req, schema))
             except Unreachable as exc:
                 raise ModelError(
                     f"cannot reach {self.base_url} ({exc}) after {self.http.retries + 1} tries"
@@ -253,6 +261,75 @@ class OpenAIModel:
         model = str(data.get("model") or self.model_id or self.name)
         return Generation(
             text=text.strip(), tokens=tokens, seconds=seconds, model=_display(model), structured=structured
+        )
+
+
+def serves_own_slot(http: Endpoint) -> bool | None:
+    """Whether the server at ``http`` is specswarm's model service (its model list says
+    ``owned_by: specswarm``), which takes the machine slot for each generation itself: a client
+    holding the slot too would wait for itself. None when the list cannot be read (ask again)."""
+    try:
+        reply = http.request("GET", "/models", retry_unreachable=False)
+    except Unreachable:
+        return None
+    rows = reply.data.get("data") if reply.status == 200 and isinstance(reply.data, dict) else None
+    if not isinstance(rows, list):
+        return None
+    return any(isinstance(r, dict) and r.get("owned_by") == "specswarm" for r in rows)
+
+
+def chat_payload(model: OpenAIModel, req: GenerationRequest, schema: bool) -> dict[str, Any]:
+    """The body of ``model``'s chat completion request for ``req`` (``schema``: with its
+    ``response_format``)."""
+    messages = [{"role": "system", "content": req.system}] if req.system else []
+    messages.append({"role": "user", "content": req.prompt})
+    payload: dict[str, Any] = {
+        "model": model.model_id,
+        "messages": messages,
+        "max_tokens": req.max_tokens,
+        "temperature": req.temperature,
+        "seed": req.seed,
+        "stream": False,
+    }
+    if req.stop:
+        payload["stop"] = list(req.stop)
+    if model.extras:
+        payload.update(top_k=req.top_k, repeat_penalty=req.repeat_penalty)
+    if schema and req.schema is not None:
+        payload["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": req.schema.name, "schema": req.schema.value()},
+        }
+    return payload
+
+
+class FailedRow:
+    """An endpoint's calls that failed in a row, and whether it is dead: :data:`DEAD_CALLS`
+    calls in a row failed over :data:`DEAD_AFTER` seconds, none answered."""
+
+    def __init__(self, base_url: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.base_url = base_url
+        self.clock = clock
+        self.calls = 0
+        """Calls in a row that failed (none answered since)."""
+        self.since: float | None = None
+        """When the first of them started (``clock`` time); None after an answer."""
+
+    def answered(self) -> None:
+        self.calls, self.since = 0, None
+
+    def failed(self, exc: ModelError, started: float) -> ModelError | EndpointError:
+        """A call that started at ``started`` failed with ``exc``: the error to raise (an
+        EndpointError naming ``base_url`` once the endpoint is dead)."""
+        self.calls += 1
+        self.since = started if self.since is None else self.since
+        span = self.clock() - self.since
+        if self.calls < DEAD_CALLS or span < DEAD_AFTER:
+            return exc
+        return EndpointError(
+            "base_url",
+            f"{self.base_url} stopped working: {self.calls} calls in a row failed over {span:.0f} s "
+            f"(last: {exc})",
         )
 
 

@@ -18,8 +18,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from specswarm.critics import near_duplicate
 from specswarm.model.titles import FORMAT_ECHO, bare_title, labelled_records
-from specswarm.plan.critics import near_duplicate
 from specswarm.protocol.bodies import Child as Child
 
 MAX_TITLE = 80

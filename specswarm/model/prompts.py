@@ -17,8 +17,8 @@ over a ``---`` separator line because goal or context text may itself contain
 such a line.
 
 What each task's template sees is catalogued in
-:data:`specswarm.spec.prompting.TASK_VARIABLES`; :mod:`specswarm.model.tasks` builds
-the values (``_Ask.context``) and :func:`render_task_prompt` passes exactly that
+:data:`specswarm.spec.prompting.TASK_VARIABLES`; :mod:`specswarm.model.asking` builds
+the values (``Ask.context``) and :func:`render_task_prompt` passes exactly that
 task's names. A template that fails on real data raises
 :class:`~specswarm.errors.PromptTemplateError` (exit 2; not a ModelError: the spec is
 wrong, not the model).

@@ -20,8 +20,8 @@ ones when it writes a rejected result again; and splits that the scorers' critic
 whole swarm runs in tests and benchmarks with no model. Its
 splits: at the root, one distinct aspect per child (the names the spec says
 to mention first, the facts a sum constraint asks for); below the root, children
-that refine their node ("Venue arrangements for <node>") with a distinct
-component each, never a re-listing of the root's stages.
+that refine their node ("Transport for venue essentials": a component and the node's first two
+words) with a distinct component each, never a re-listing of the root's stages.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from specswarm.critics.titles import title_terms
 from specswarm.errors import ModelError, ReplayMissError
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.protocol.canonical import canonical_bytes
@@ -239,14 +240,16 @@ def _split_total(total: int, n: int) -> list[int]:
 
 
 _REFINEMENTS = [
-    ["venue", "transport", "supplies", "contacts", "payments", "weather"],
-    ["permits", "equipment", "receipts", "signage", "backups", "tickets"],
-    ["insurance", "badges", "maps", "snacks", "chargers", "keys"],
+    ["venue", "transport", "supplies", "contacts", "payments", "weather", "staffing"],
+    ["permits", "equipment", "receipts", "signage", "backups", "tickets", "lighting"],
+    ["insurance", "badges", "maps", "snacks", "chargers", "keys", "radios"],
 ]
 """One component per child below the root, a list per level: distinct nouns, so no two siblings
 (and no two nodes of different branches) are about the same thing."""
-_REFINES = " arrangements for "
-"""How a child below the root names its node: "Venue arrangements for <node title>"."""
+_ANCHOR_WORDS = 2
+"""Words of its node's title a child below the root names ("Transport for venue essentials"):
+few, so that siblings differ in half their words and no child repeats its node."""
+_FILLER = frozenset("a an and at for in of on the to with".split())  # noqa: SIM905
 
 
 def _topic(title: str) -> str:
@@ -271,15 +274,20 @@ def _root_lines(prompt: str, title: str, n: int) -> list[str]:
     return lines
 
 
-def _refining_lines(goal: str, title: str, n: int) -> list[str]:
-    level = min(title.count(_REFINES), len(_REFINEMENTS) - 1)
-    parts = _REFINEMENTS[level]
+def _refining_lines(goal: str, title: str, depth: int, n: int) -> list[str]:
+    """Children of a node ``depth`` levels below the root: one component each (of the level's
+    list, leaving out any the title names already), titled "<Component> for <anchor>", the
+    anchor being the title's first two content words."""
+    named = title_terms(title)
+    level = _REFINEMENTS[min(max(depth - 1, 0), len(_REFINEMENTS) - 1)]
+    parts = [p for p in level if not title_terms(p) & named]
+    anchor = " ".join([w for w in re.findall(r"[\w'-]+", title) if w.lower() not in _FILLER][:_ANCHOR_WORDS])
     short = _topic(goal)
     lines = []
     for i in range(n):
         part = parts[i % len(parts)]
         scope = f" within {short}" if i == 0 and short else ""
-        lines.append(f"- {part.capitalize()}{_REFINES}{title}: Settle the {part} for {title}{scope}.")
+        lines.append(f"- {part.capitalize()} for {anchor.lower()}: Settle the {part} for {title}{scope}.")
     return lines
 
 
@@ -287,7 +295,8 @@ def _decompose_answer(prompt: str) -> str:
     title = _find(r"^Goal to split: (.*?)(?: \(.*\))?$", prompt, "the goal")
     goal = _find(r"^Overall goal: (.*)$", prompt, title)
     n = int(_find(r"\b(\d+) parts \(at least", prompt, "3"))
-    lines = _root_lines(prompt, title, n) if title == goal else _refining_lines(goal, title, n)
+    depth = _find(r"^Path from the overall goal: (.*)$", prompt, "").count(" > ")
+    lines = _root_lines(prompt, title, n) if title == goal else _refining_lines(goal, title, depth, n)
     sum_field = _find(r"^End every line with \((\w+): N\)", prompt, "")
     sum_total = int(_find(r"must add up to (\d+)", prompt, "0") or 0)
     if sum_field and sum_total:

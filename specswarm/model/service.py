@@ -329,7 +329,7 @@ class SharedModel(OpenAIModel):
         super().__init__(
             base_url, name, api_key=token, key_env=TOKEN_ENV, timeout=CLIENT_TIMEOUT, retries=CLIENT_RETRIES
         )
-        self.instant = True  # no machine-wide slot: the service queues and holds it itself
+        self._instant = True  # no machine-wide slot: the service queues and holds it itself
         self.accepts_schema = False
         self._confirmed = False
 

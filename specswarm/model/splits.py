@@ -2,7 +2,7 @@
 
 - :func:`fit_sum` / :func:`fit_sums`: facts that must add up (days to 14) are rescaled in code;
 - :func:`repaired`: overlapping children merged and repeating ones dropped
-  (:func:`~specswarm.plan.critics.repair.repair_split`), sums fitted again;
+  (:func:`~specswarm.critics.repair.repair_split`), sums fitted again;
 - :func:`self_check`: the scorers' hard checks, and whether the split repeats one already
   proposed for the node -- then :func:`~specswarm.model.tasks.decompose` asks once more
   another way;
@@ -14,10 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from specswarm.model.parse import Child
-from specswarm.plan.critics import (
+from specswarm.critics import (
     HARD_CHECKS,
     Relative,
     check_constraints,
@@ -30,11 +28,10 @@ from specswarm.plan.critics import (
     normalize_title,
     vetoed,
 )
-from specswarm.plan.critics.repair import repair_split
+from specswarm.critics.repair import repair_split
+from specswarm.model.parse import Child
+from specswarm.model.subject import Subject
 from specswarm.spec import Constraint, GoalSpec
-
-if TYPE_CHECKING:
-    from specswarm.model.asks import Subject
 
 
 def fit_sum(children: Sequence[Child], field: str, total: int) -> list[Child]:
@@ -158,7 +155,7 @@ def self_check(
 
 def copied_parts(children: Sequence[Child], other: Sequence[Child]) -> list[str]:
     """The titles of ``children`` that a child of ``other`` (a rival split of the same node)
-    already has, word for word or nearly (:func:`~specswarm.plan.critics.near_duplicate`).
+    already has, word for word or nearly (:func:`~specswarm.critics.near_duplicate`).
     A split with half its parts copied is no rival: a ranked ballot between the two compares
     nothing (the greedy model, given two strategies, often writes the same parts)."""
     return [c.title for c in children if any(near_duplicate(c.title, o.title) for o in other)]

@@ -14,9 +14,8 @@ parsers drop later copies of any line seen three or more times.
 The tasks block, and each generation takes the process-wide lock (:func:`~specswarm.model.lock.
 generate_locked`); a trio peer runs a whole task in a worker thread. Parsing takes microseconds.
 
-Inputs are typed: a :class:`~specswarm.spec.GoalSpec`, nodes that are :class:`Subject` (a
-:class:`~specswarm.plan.views.NodeView` is one) and :class:`~specswarm.protocol.bodies.Child`
-values. Templates see plain data built from them (:meth:`Ask.context`).
+Inputs are typed (:class:`~specswarm.model.asking.Ask`); templates see plain data built from
+them (:meth:`~specswarm.model.asking.Ask.context`).
 
 The peer counts generations, tokens and seconds around the model; what only a task sees
 (retries, cut loops, fitted sums, bad answers and failures by kind, and whether each answer was
@@ -32,9 +31,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
+from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
+from specswarm.critics.results import Written
+from specswarm.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.errors import ModelError
-from specswarm.model.asking import Kind, TaskCounts, request, token_cap
-from specswarm.model.asks import Ask, Subject
+from specswarm.model.asking import Ask, Kind, TaskCounts, request, token_cap
 from specswarm.model.base import Model, accepts_schema
 from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
@@ -48,9 +49,7 @@ from specswarm.model.parse import (
 from specswarm.model.prompts import render_task_prompt
 from specswarm.model.schemas import schema_for
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
-from specswarm.plan.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
-from specswarm.plan.critics.results import Written
-from specswarm.plan.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
+from specswarm.model.subject import Subject
 from specswarm.spec import GoalSpec, Prompts
 
 MAX_RETRIES = 2
@@ -61,7 +60,12 @@ ROLE_OF = {"decompose": "decomposer", "refine": "decomposer", "score": "scorer",
 
 
 class GaveUpError(ModelError):
-    """A task got no usable answer after every retry (the model itself worked)."""
+    """A task got no usable answer after every retry (the model itself worked); ``problem`` is
+    what was wrong with the last answer."""
+
+    def __init__(self, message: str, problem: str = "") -> None:
+        super().__init__(message)
+        self.problem = problem
 
 
 def _template(prompts: Prompts, kind: Kind) -> str:
@@ -69,16 +73,23 @@ def _template(prompts: Prompts, kind: Kind) -> str:
 
 
 def _attempts(
-    model: Model, kind: Kind, ask: Ask, parse: Callable[[str], T], counts: TaskCounts, vary: int = 0
+    model: Model,
+    kind: Kind,
+    ask: Ask,
+    parse: Callable[[str], T],
+    counts: TaskCounts,
+    vary: int = 0,
+    carried: str = "",
 ) -> T:
     """Generate, parse; on OutputError retry with feedback; GaveUpError after the last try.
 
     A retry that would repeat the previous one word for word (the same problem reported
     again) samples instead (``vary``), as does every try when ``vary`` > 0 (the caller's
-    earlier calls failed: :func:`decompose`'s ``attempt``)."""
+    earlier calls failed: :func:`decompose`'s ``attempt``). ``carried``: what was wrong with
+    the last answer of an earlier call, named by the first try as a retry names its own."""
     system, prompt = render_task_prompt(kind, _template(ask.spec.prompts, kind), ask.context())
     settings = ask.spec.model_for(ROLE_OF[kind])
-    problem = ""
+    problem = carried
     problems: list[str] = []
     for attempt in range(MAX_RETRIES + 1):
         # the same problem twice: asking again would repeat the last prompt word for word
@@ -111,7 +122,8 @@ def _attempts(
     counts.failures[kind] += 1
     raise GaveUpError(
         f"{kind}: the model gave no usable answer after {MAX_RETRIES + 1} "
-        f"attempts ({problem}) for {ask.node.title!r}"
+        f"attempts ({problem}) for {ask.node.title!r}",
+        problem,
     )
 
 
@@ -131,6 +143,7 @@ def decompose(
     rivals: Sequence[Sequence[Child]] = (),
     strategies: Sequence[str] = (),
     attempt: int = 0,
+    failure: str = "",
 ) -> list[Child]:
     """Propose children for ``node`` (the ``refine`` template with ``critiques`` or ``previous``,
     the rejected children; else ``decompose``). Declared sums are fitted in code (:mod:`.splits`).
@@ -143,9 +156,11 @@ def decompose(
     prompt (a greedy model given the same prompt gives the same answer) -- and the better of the
     two is returned.
 
-    ``attempt``: how many earlier calls for this node gave up (the model gave no usable answer):
-    the split is then asked by the next of ``strategies`` and sampled, not greedy, since the
-    same prompt would give the same unusable answer again."""
+    ``attempt``: how many earlier calls for this node failed in a row (``failure``: what was
+    wrong with the last one's answer): the split is then asked by the next of ``strategies``,
+    for ``attempt`` parts fewer (at least the tree's minimum), with ``failure`` named in the
+    first prompt, and sampled, not greedy, since the same prompt would give the same unusable
+    answer again."""
     tally = counts if counts is not None else TaskCounts()
     if attempt and strategy in strategies:
         strategy = strategies[(list(strategies).index(strategy) + attempt) % len(strategies)]
@@ -160,6 +175,8 @@ def decompose(
         previous,
         tally,
         vary=attempt * (MAX_RETRIES + 1),
+        fewer=attempt,
+        carried=failure,
     )
     if relatives is None:
         return first
@@ -194,8 +211,10 @@ def _decompose_once(
     previous: Sequence[Child] | None,
     tally: TaskCounts,
     vary: int = 0,
+    fewer: int = 0,
+    carried: str = "",
 ) -> list[Child]:
-    ask = Ask(spec, node, ancestors, siblings, strategy, critiques, previous or ())
+    ask = Ask(spec, node, ancestors, siblings, strategy, critiques, previous or (), fewer=fewer)
     kind: Kind = "refine" if (critiques or previous) else "decompose"
     constraints, fact_fields, leaves = ask.constraints, ask.fact_fields, ask.is_last_level
 
@@ -213,7 +232,7 @@ def _decompose_once(
         tally.fitted += changed
         return fitted
 
-    return _attempts(model, kind, ask, parse, tally, vary)
+    return _attempts(model, kind, ask, parse, tally, vary, carried)
 
 
 def rate(
@@ -244,20 +263,24 @@ def execute(
     siblings: Sequence[Subject] = (),
     sibling_results: Sequence[str] = (),
     counts: TaskCounts | None = None,
+    attempt: int = 0,
+    failure: str = "",
 ) -> str:
-    """Carry out ``leaf``; return the cleaned output text.
+    """Carry out ``leaf``; return the cleaned output text. ``attempt``: earlier calls for it
+    that failed in a row (``failure``: what was wrong with the last answer, named in the first
+    prompt); the answer is then sampled, not greedy (the same prompt gives the same answer).
 
     The prompt names the sibling leaves (planned separately) and the leaf's facts. A result
     that mostly repeats one of ``sibling_results``, that its facts rule out ("Day 3" for a
     two-day task: :func:`contradicted_facts`) or whose every item does a sibling's task
-    (:func:`~specswarm.plan.critics.wording.off_task`; counted: ``astray``) is written once
+    (:func:`~specswarm.critics.wording.off_task`; counted: ``astray``) is written once
     more (:func:`redo`; the first is kept if the second breaks as many rules and says less).
     So is one that is mostly general advice, naming no place, name, number or time
     (:func:`vague_result`); of the two, the more concrete is kept, unless it breaks a rule the
     first kept or names none of its own task's words (:func:`topic_hits`)."""
     tally = counts if counts is not None else TaskCounts()
     ask = Ask(spec, leaf, ancestors, siblings)
-    output = _write(model, ask, tally)
+    output = _write(model, ask, tally, attempt * (MAX_RETRIES + 1), failure)
 
     def faults(text: str) -> tuple[list[str], list[str], list[str]]:
         # astray: _write kept a result whose every item does a sibling's task (nothing its own)
@@ -294,18 +317,22 @@ def execute_judged(
     critique: Sequence[str] = (),
     previous: str = "",
     counts: TaskCounts | None = None,
+    attempt: int = 0,
+    failure: str = "",
 ) -> str:
     """Write ``leaf`` for the board (``review.results``): the prompt names the path from the root
     (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
     holds (``planned``: the ledger) and, writing a rejected result again, its text
     (``previous``) and what the board asked to fix (``critique``). The result is judged by the
-    scorers, not here: one answer (asked again only when it cannot be parsed)."""
+    scorers, not here: one answer (asked again only when it cannot be parsed). ``attempt`` and
+    ``failure`` as for :func:`execute`."""
     tally = counts if counts is not None else TaskCounts()
     tally.revised += 1 if previous else 0
     ask = Ask(
         spec, leaf, ancestors, siblings, judged=True, planned=planned, critique=critique, previous=previous
     )
-    return _attempts(model, "execute", ask, partial(parse_execution, goal=spec.goal), tally)
+    parse = partial(parse_execution, goal=spec.goal)
+    return _attempts(model, "execute", ask, parse, tally, attempt * (MAX_RETRIES + 1), failure)
 
 
 def redo(
@@ -327,9 +354,10 @@ def redo(
     return _write(model, ask, tally)
 
 
-def _write(model: Model, ask: Ask, tally: TaskCounts) -> str:
+def _write(model: Model, ask: Ask, tally: TaskCounts, vary: int = 0, carried: str = "") -> str:
     """The leaf's result, without the items that do a sibling leaf's task (counted: ``off_task``)."""
-    text = _attempts(model, "execute", ask, partial(parse_execution, goal=ask.spec.goal), tally)
+    parse = partial(parse_execution, goal=ask.spec.goal)
+    text = _attempts(model, "execute", ask, parse, tally, vary, carried)
     kept, dropped = keep_on_task(text, ask.node.title, [s.title for s in ask.siblings], _context(ask))
     tally.off_task += dropped
     return kept

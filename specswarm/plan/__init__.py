@@ -1,4 +1,4 @@
-"""The plan: a pure fold of the event set, its views, and the critics that judge splits."""
+"""The plan: a pure fold of the event set, and its views."""
 
 from specswarm.plan.fold import FoldState as FoldState
 from specswarm.plan.fold import fold as fold

@@ -13,7 +13,7 @@ so that what a leaf is compared with is the same in every run whatever the timin
 * :func:`ledger` -- the counted results of the leaves before a leaf (its siblings' included or
   not), each as its item lines;
 * :func:`result_task` -- what the board judges a leaf's result against
-  (:class:`~specswarm.plan.critics.results.ResultTask`);
+  (:class:`~specswarm.critics.results.ResultTask`);
 * :func:`compact` -- the ledger as an executor's prompt names it (the entries nearest its leaf).
 """
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from specswarm.plan.critics.results import ResultTask, Written
-from specswarm.plan.critics.shingles import Weights, cosine, item_lines, shingles
+from specswarm.critics.results import ResultTask, Written
+from specswarm.critics.shingles import Weights, cosine, item_lines, shingles
 from specswarm.plan.views import ROOT, NodeView, Plan
 
 

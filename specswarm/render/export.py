@@ -1,7 +1,9 @@
 """Render a folded :class:`~specswarm.plan.fold.Plan` as Markdown, JSON or a software spec.
 
-* ``json`` is ``Plan.to_json()`` with sorted keys, checked against
-  ``schemas/plan.schema.json`` (a failure there is a bug in specswarm, not in the run).
+* ``json`` is ``Plan.to_json()`` with sorted keys, plus ``schedule`` when the plan has one
+  (:mod:`specswarm.render.schedule`), checked against ``schemas/plan.schema.json`` (a failure
+  there is a bug in specswarm, not in the run). Neither digest covers the schedule: it is
+  computed from the content they cover.
 * ``markdown`` and ``spec`` are Jinja2 templates (``templates/plan.md.j2`` and
   ``templates/spec.md.j2``, or a user template named by the spec's ``output.template``).
 
@@ -16,7 +18,12 @@ labels are reduced to a safe alphabet.
 The context a template sees (documented for user templates):
 
 ``plan``
-    ``Plan.to_json()`` (see the schema).
+    The JSON export: ``Plan.to_json()`` and ``schedule`` when there is one (see the schema).
+``schedule``
+    The schedules (one per field a ``sum`` constraint adds up; ``[]`` without one), as the
+    export's ``schedule``: ``field``, ``total``, ``slots`` (the nodes below the root in order:
+    ``number``, ``depth``, ``title``, ``leaf``, ``amount``, ``start``, ``end``, ``shared``) and
+    ``notes`` (``kind`` sum or missing, ``number``, ``title``; ``got`` / ``expected`` or ``parts``).
 ``nodes``
     The tree depth-first, one dict per node: ``node`` (the JSON node), ``number``
     (outline number, ``""`` for the root), ``level`` (Markdown heading level),
@@ -29,6 +36,9 @@ The context a template sees (documented for user templates):
     The number of approvals a split needs (``None`` if the plan has no run).
 ``roles``
     Participant counts by role.
+``t``
+    The headings in the plan's language (``overview``, ``schedule``, ``provenance``, ``status``,
+    ``swarm``, ``part``): the spec's ``language``, else the goal's (English when not known).
 """
 
 from __future__ import annotations
@@ -52,7 +62,9 @@ from specswarm.plan.views import Plan
 from specswarm.render.content import content_context
 from specswarm.render.content import content_only as content_only_data
 from specswarm.render.filters import FILTERS, fenced_lines
+from specswarm.render.schedule import schedules_json
 from specswarm.resources import load_schema, template_dir
+from specswarm.spec.language import plan_language
 
 FORMATS = ("markdown", "json", "spec")
 BUILTIN_TEMPLATES = {"markdown": "plan.md.j2", "spec": "spec.md.j2"}
@@ -74,7 +86,7 @@ def render_plan(
     """
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}; got {fmt!r}")
-    data = plan.to_json()
+    data = export_data(plan)
     if fmt == "json":
         if content_only:
             check_plan_json(data)
@@ -88,6 +100,16 @@ def render_plan(
         tmpl = _builtin_env().get_template(BUILTIN_TEMPLATES[fmt])
         return _finish(tmpl.render(context))
     return _render_user_template(Path(template), context)
+
+
+def export_data(plan: Plan) -> dict[str, Any]:
+    """The JSON export's data: ``Plan.to_json()``, and the schedule when the plan has one (an
+    addition of the export: ``Plan.to_json()`` and the digests stay as they are)."""
+    data = plan.to_json()
+    schedule = schedules_json(plan)
+    if schedule:
+        data["schedule"] = schedule
+    return data
 
 
 def render_json(data: Mapping[str, Any]) -> str:
@@ -121,6 +143,14 @@ def _plan_validator() -> Draft202012Validator:
 
 
 # -- the template context ------------------------------------------------------------------
+
+
+def _headings(plan: Plan) -> dict[str, str]:
+    """The rendered plan's headings, in the plan's language (:mod:`specswarm.spec.language`)."""
+    spec = plan.spec
+    if spec is None:
+        return plan_language("").headings
+    return plan_language(spec.goal, spec.context, spec.language).headings
 
 
 def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,6 +199,8 @@ def build_context(plan: Plan, data: Mapping[str, Any]) -> dict[str, Any]:
         "components": [n for n in nodes if n["component"] and not n["node"]["leaf"]],
         "tasks": [n for n in nodes if n["task"]],
         "quorum": quorum,
+        "t": _headings(plan),
+        "schedule": data.get("schedule", []),
         "roles": dict(Counter(p["role"] for p in data["participants"])),
     }
 
@@ -227,6 +259,7 @@ __all__ = [
     "TemplateError",
     "build_context",
     "check_plan_json",
+    "export_data",
     "render_json",
     "render_plan",
 ]

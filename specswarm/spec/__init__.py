@@ -8,6 +8,8 @@
 from specswarm.spec.load import load_spec as load_spec
 from specswarm.spec.load import spec_from_json as spec_from_json
 from specswarm.spec.load import spec_from_mapping as spec_from_mapping
+from specswarm.spec.quorum import Quorum as Quorum
+from specswarm.spec.quorum import quorum_size as quorum_size
 from specswarm.spec.values import DEFAULT_LENSES as DEFAULT_LENSES
 from specswarm.spec.values import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
 from specswarm.spec.values import LAUNCH_ORDER as LAUNCH_ORDER
@@ -21,7 +23,6 @@ from specswarm.spec.values import ModelSettings as ModelSettings
 from specswarm.spec.values import NetworkSettings as NetworkSettings
 from specswarm.spec.values import OutputSettings as OutputSettings
 from specswarm.spec.values import Prompts as Prompts
-from specswarm.spec.values import Quorum as Quorum
 from specswarm.spec.values import Review as Review
 from specswarm.spec.values import Role as Role
 from specswarm.spec.values import Roles as Roles
@@ -29,4 +30,3 @@ from specswarm.spec.values import ScorerRole as ScorerRole
 from specswarm.spec.values import Seat as Seat
 from specswarm.spec.values import TokenLimits as TokenLimits
 from specswarm.spec.values import TreeLimits as TreeLimits
-from specswarm.spec.values import quorum_size as quorum_size

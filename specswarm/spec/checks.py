@@ -16,7 +16,8 @@ from specswarm.errors import SpecProblem
 from specswarm.spec._yaml import DocPath
 from specswarm.spec.bounds import MAX_TEMPLATE_CHARS, amount, outside, read_at_most
 from specswarm.spec.prompting import template_problem
-from specswarm.spec.values import TASKS, Prompts, TreeLimits, normal_quorum
+from specswarm.spec.quorum import normal_quorum
+from specswarm.spec.values import TASKS, Prompts, TreeLimits
 from specswarm.spec.wording import Where, schema_at, show
 
 # --------------------------------------------------------------------------- semantic problems

@@ -31,6 +31,7 @@ from specswarm.spec._yaml import load_located
 from specswarm.spec.addresses import network_problems
 from specswarm.spec.bounds import MAX_SPEC_FILE_BYTES, allowed_folders, file_too_large, oversize, read_at_most
 from specswarm.spec.checks import file_problems, prompts_from_files, prompts_from_text, semantic_problems
+from specswarm.spec.quorum import normal_quorum
 from specswarm.spec.values import (
     TASKS,
     AccessSettings,
@@ -48,7 +49,6 @@ from specswarm.spec.values import (
     ScorerRole,
     TokenLimits,
     TreeLimits,
-    normal_quorum,
 )
 from specswarm.spec.wording import Where, kind_of, schema_problems, unique, whole, yaml_problem
 
@@ -210,7 +210,7 @@ def _build(
         return {k: resolve(raw[k]) if raw.get(k) else None for k in keys}
 
     roles, model, output = data["roles"], data.get("model") or {}, data.get("output") or {}
-    top: dict[str, Any] = {k: data[k] for k in ("context", "quorum") if k in data}
+    top: dict[str, Any] = {k: data[k] for k in ("context", "language", "quorum") if k in data}
     if "quorum" in top:
         top["quorum"] = normal_quorum(top["quorum"])
 

@@ -30,10 +30,11 @@ from specswarm.spec.values import TASKS, Constraint
 
 _SPLIT = ("limits", "constraints", "fact_fields", "is_last_level")
 TASK_VARIABLES: dict[str, tuple[str, ...]] = {
-    "decompose": ("goal", "context", "node", "ancestors", "siblings", "strategy", *_SPLIT),
+    "decompose": ("goal", "context", "language", "node", "ancestors", "siblings", "strategy", *_SPLIT),
     "refine": (
         "goal",
         "context",
+        "language",
         "node",
         "ancestors",
         "siblings",
@@ -42,10 +43,11 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "critiques",
         *_SPLIT,
     ),
-    "score": ("goal", "context", "node", "ancestors", "proposal", "lens", *_SPLIT),
+    "score": ("goal", "context", "language", "node", "ancestors", "proposal", "lens", *_SPLIT),
     "execute": (
         "goal",
         "context",
+        "language",
         "node",
         "leaf",
         "ancestors",
@@ -85,6 +87,7 @@ _BARE_LEAF = {"id": "3f5a0c1b2d4e6f70.0", "title": "Book the flights", "detail":
 
 _RICH: dict[str, Any] = {
     "goal": _ROOT["title"],
+    "language": "Write in Hindi, the language of the goal.",
     "context": "Two adults, first visit, mid-April, about EUR 4000",
     "node": _NODE,
     "leaf": _NODE,
@@ -119,12 +122,26 @@ _RICH: dict[str, Any] = {
 }
 """One value per variable, every optional one present (nested facts, siblings, critiques...)."""
 
-_SPLIT_BARE = {"context": "", "node": _ROOT, "ancestors": [], "constraints": [], "fact_fields": []}
+_SPLIT_BARE = {
+    "context": "",
+    "language": "",
+    "node": _ROOT,
+    "ancestors": [],
+    "constraints": [],
+    "fact_fields": [],
+}
 _BARE: dict[str, dict[str, Any]] = {
-    "decompose": {**_SPLIT_BARE, "siblings": [], "is_last_level": False},
-    "refine": {**_SPLIT_BARE, "siblings": [], "is_last_level": False, "critiques": []},
-    "score": {**_SPLIT_BARE, "is_last_level": False},
-    "execute": {"context": "", "node": _BARE_LEAF, "leaf": _BARE_LEAF, "ancestors": [_ROOT], "siblings": []}
+    "decompose": {**_SPLIT_BARE, "language": "", "siblings": [], "is_last_level": False},
+    "refine": {**_SPLIT_BARE, "language": "", "siblings": [], "is_last_level": False, "critiques": []},
+    "score": {**_SPLIT_BARE, "language": "", "is_last_level": False},
+    "execute": {
+        "context": "",
+        "language": "",
+        "node": _BARE_LEAF,
+        "leaf": _BARE_LEAF,
+        "ancestors": [_ROOT],
+        "siblings": [],
+    }
     | {"avoid": [], "vague": False, "judged": False, "planned": [], "critique": [], "previous": ""},
 }
 """Per task, the values that can be empty at run time, empty (the root node, no siblings...)."""

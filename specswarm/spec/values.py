@@ -9,7 +9,6 @@ event (every default filled in, prompt templates inlined as text).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from specswarm.spec._yaml import DocPath
 from specswarm.spec.model_values import OMITTED as OMITTED
 from specswarm.spec.model_values import ModelSettings as ModelSettings
 from specswarm.spec.model_values import TokenLimits as TokenLimits
+from specswarm.spec.quorum import Quorum, quorum_size
 from specswarm.spec.wording import Where
 
 TASKS = ("decompose", "refine", "score", "execute")
@@ -27,10 +27,9 @@ TASKS = ("decompose", "refine", "score", "execute")
 DEFAULT_STRATEGIES = ("by parts", "by sequence", "by theme")
 """Decomposer strategies used when a spec declares none."""
 DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
-"""Scorer lenses used when a spec declares none (see :mod:`specswarm.plan.critics.lenses`)."""
+"""Scorer lenses used when a spec declares none (see :mod:`specswarm.critics.lenses`)."""
 SCHEMA_NAME = "goal.schema.json"
 
-Quorum = str | int | float
 """``"majority"``, ``"all"``, a count k >= 1, or a fraction in (0, 1] of the scorers."""
 
 # --------------------------------------------------------------------------- value objects
@@ -239,6 +238,9 @@ class GoalSpec:
     """The goal: the title of the root node."""
     context: str = ""
     """Background that every prompt sees."""
+    language: str | None = field(default=None, metadata=OMITTED)
+    """The language the plan is written in (a code such as ``hi`` or a name); None: the goal's
+    own (see :mod:`specswarm.spec.language`)."""
     constraints: tuple[Constraint, ...] = ()
     """Declared constraints, checked mechanically by scorers."""
     quorum: Quorum = "majority"
@@ -270,7 +272,11 @@ class GoalSpec:
 
     def to_json(self) -> dict[str, Any]:
         """The normalized dict that travels in the run event (defaults filled, prompts inlined)."""
-        return {f.name: _json(getattr(self, f.name)) for f in dataclasses.fields(self) if f.compare}
+        return {
+            f.name: _json(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.compare and not (f.metadata.get("omitted") and getattr(self, f.name) == f.default)
+        }
 
     def model_for(self, role: str) -> ModelSettings:
         """The model settings ``role``'s peers run: the role's own section, else ``model``."""
@@ -322,26 +328,6 @@ class GoalSpec:
         steps: DocPath = tuple(int(p) if p.isdigit() else p for p in path.split("."))
         where = self.where or Where(str(self.source) if self.source else "<run event>")
         return where.at(steps, message, mode="key")
-
-
-def quorum_size(quorum: Quorum, scorers: int) -> int:
-    """Approvals needed: majority = n//2+1, all = n, an int k, a fraction f = ceil(f*n)."""
-    if quorum == "majority":
-        return scorers // 2 + 1
-    if quorum == "all":
-        return scorers
-    if isinstance(quorum, bool):
-        raise ValueError(f"bad quorum {quorum!r}")
-    if isinstance(quorum, int):
-        return quorum
-    if isinstance(quorum, float) and 0 < quorum <= 1:
-        return max(1, math.ceil(quorum * scorers - 1e-9))
-    raise ValueError(f"bad quorum {quorum!r}")
-
-
-def normal_quorum(quorum: Any) -> Any:
-    """A float quorum above 1 can only be a whole count (the schema saw to that)."""
-    return int(quorum) if isinstance(quorum, float) and quorum > 1 and quorum.is_integer() else quorum
 
 
 def _json(value: Any) -> Any:

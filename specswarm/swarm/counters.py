@@ -27,7 +27,7 @@ class NodeCounters:
     lens, or a greedy answer this peer's model already gave to the same request."""
     ratings_skipped: int = 0
     """Votes cast without asking the model for a rating: the checks decide the vote whatever
-    it would say (:func:`~specswarm.plan.critics.rating_decides`; vetoed splits not counted)."""
+    it would say (:func:`~specswarm.critics.rating_decides`; vetoed splits not counted)."""
     model_failures: int = 0
     model_tokens: int = 0
     model_seconds: float = 0.0

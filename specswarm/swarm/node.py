@@ -23,6 +23,7 @@ from specswarm.protocol.bodies import Body, JoinBody, RunBody
 from specswarm.protocol.events import Event, admit, make_event
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
+from specswarm.swarm import streaks
 from specswarm.swarm.antientropy import ANNOUNCE_INTERVAL, GONE_GRACE, AntiEntropy, gossip_event
 from specswarm.swarm.counters import NodeCounters as NodeCounters
 from specswarm.swarm.liveness import Liveness
@@ -173,12 +174,13 @@ class Node:
     async def _status_loop(self) -> None:
         if self.on_status is None:
             return
-        last: tuple[str, int, bool, str] | None = None
+        last: tuple[str, int, bool, str, int] | None = None
         last_time = 0.0
         try:
             while True:
                 plan = self.plan()
-                key = (plan.digest, len(self.state), plan.complete, repr(getattr(self.role, "doing", None)))
+                doing = repr(getattr(self.role, "doing", None))
+                key = (plan.digest, len(self.state), plan.complete, doing, self.counters.model_failures)
                 now = trio.current_time()
                 if key != last or now - last_time > 5:
                     self.on_status(self.status(plan))
@@ -204,6 +206,7 @@ class Node:
             "addrs": self.transport.addrs(),
             "last_model_failure": self.role.last_failure if self.role else None,
             "doing": getattr(self.role, "doing", None),
+            "failing": streaks.report(getattr(self.role, "failing", {})),
         }
 
     async def run(

@@ -7,7 +7,7 @@ Every event is made and signed exactly as real peers make them.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,9 +110,12 @@ class Swarm:
         strategy: str = "by place",
         revises: str | None = None,
         lamport: int | None = None,
+        facts: Sequence[Mapping[str, int | str]] = (),
     ) -> Event:
+        """A proposal of ``titles``; ``facts``, when given, holds each child's facts in order."""
         children = [
-            {"title": t, "detail": f"Details of {t.lower()}.", "leaf": leaf, "facts": {}} for t in titles
+            {"title": t, "detail": f"Details of {t.lower()}.", "leaf": leaf, "facts": dict(f)}
+            for t, f in zip(titles, facts or [{}] * len(titles), strict=True)
         ]
         return self.emit(
             who,
@@ -181,9 +184,17 @@ class Swarm:
             body["revises"] = revises
         return self.emit(who, "result", body, lamport)
 
-    def accept(self, node: str, titles: list[str], *, leaf: bool = False, by: int = 0) -> Event:
+    def accept(
+        self,
+        node: str,
+        titles: list[str],
+        *,
+        leaf: bool = False,
+        by: int = 0,
+        facts: Sequence[Mapping[str, int | str]] = (),
+    ) -> Event:
         prop = self.propose(
-            self.peers["decomposer"][by % len(self.peers["decomposer"])], node, titles, leaf=leaf
+            self.peers["decomposer"][by % len(self.peers["decomposer"])], node, titles, leaf=leaf, facts=facts
         )
         for scorer in self.peers["scorer"]:
             self.vote(scorer, prop, True, 70 + self.rng.randrange(30))

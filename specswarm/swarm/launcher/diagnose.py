@@ -19,11 +19,12 @@ def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
     if plan.root is None:
         return ["the run never started: no peer published the run"]
     roles_alive = {p.role for p in peers if p.alive}
+    names = {p.identity.peer_id: p.name for p in peers}
     max_rev = (plan.spec.tree if plan.spec else TreeLimits()).max_revisions
     reasons = []
     for n in plan.walk():
         if n.leaf and n.result is None:
-            reasons.append(f"leaf {n.id} {n.title[:50]!r}: {_leaf_stuck(n, roles_alive)}")
+            reasons.append(f"leaf {n.id} {n.title[:50]!r}: {_leaf_stuck(n, roles_alive, names)}")
         elif not n.leaf and not n.accepted:
             reasons.append(f"node {n.id} {n.title[:50]!r}: {_split_stuck(n, roles_alive, max_rev)}")
     failures = sum(p.counter("model_failures") for p in peers)
@@ -46,7 +47,7 @@ def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
     return reasons
 
 
-def _leaf_stuck(n: NodeView, roles_alive: set[str]) -> str:
+def _leaf_stuck(n: NodeView, roles_alive: set[str], names: dict[str, str]) -> str:
     pending = [r for r in n.results if r.status == "pending"]
     if pending:
         votes = max(len(r.votes) for r in pending)
@@ -55,7 +56,9 @@ def _leaf_stuck(n: NodeView, roles_alive: set[str]) -> str:
     if "executor" not in roles_alive:
         return "no executor is alive"
     if n.claim:
-        return f"claimed by {short_id(n.claim_holder or '?')} but no result yet (model slow or failing)"
+        holder = n.claim_holder or "?"
+        who = names.get(holder) or short_id(holder)  # its seat name, as the tree and table say
+        return f"claimed by {who} but no result yet (model slow or failing)"
     return "nobody claimed it yet"
 
 

@@ -50,6 +50,8 @@ class PeerStatus(TypedDict, total=False):
     last_model_failure: str | None
     doing: dict[str, str] | None
     """What its role does now (``ModelRole.doing``): task, on (an id), phase; None: idle."""
+    failing: dict[str, dict[str, int | str]]
+    """key -> its role's calls on it that failed in a row (``Streak.to_json``)."""
 
 
 @dataclass

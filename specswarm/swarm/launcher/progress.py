@@ -22,6 +22,7 @@ from specswarm.plan import Plan
 from specswarm.protocol.events import KINDS
 from specswarm.protocol.identity import short_id
 from specswarm.render.live import LiveStats, PeerRow, RoleUse, describe, live_view, summary_table
+from specswarm.render.tree import fallback
 from specswarm.swarm.launcher.estimate import seconds_left
 from specswarm.swarm.launcher.procs import PeerProc
 
@@ -192,6 +193,7 @@ class Progress:
                 self.say(
                     f"split accepted: {n.title[:60]!r} → {len(n.children)} parts "
                     f"({acc.strategy}, {acc.approvals} approvals"
+                    + (", the fallback: no split reached the quorum" if fallback(plan, n) else "")
                     + (f", {rivals} rival(s) rejected/outvoted" if rivals else "")
                     + ")"
                 )

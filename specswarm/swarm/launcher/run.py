@@ -16,7 +16,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from specswarm.errors import InterruptedRunError, RunError, SpecError, SpecSwarmError, UsageError
 from specswarm.plan import FoldState, Plan
@@ -24,6 +23,7 @@ from specswarm.render.tree import tree_text
 from specswarm.spec import GoalSpec
 from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events, write_events
+from specswarm.swarm.launcher.failure import RunFacts, failure
 from specswarm.swarm.launcher.heal import RestartPolicy
 from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
 from specswarm.swarm.launcher.network import check_network, start_lines
@@ -33,15 +33,6 @@ from specswarm.swarm.launcher.progress import Progress, summary
 from specswarm.swarm.launcher.watch import Outcome, run_swarm
 from specswarm.swarm.outputs import OutputError, check_directory, check_output, keep, reason, unwritable
 from specswarm.swarm.overrides import check_environment
-from specswarm.swarm.peer import DETERMINISTIC_EXIT
-
-
-class PeerFailedError(RunError):
-    """A peer stopped on an error a restart would meet again (it exited with
-    :data:`~specswarm.swarm.peer.DETERMINISTIC_EXIT`: a spec or prompt template problem); the
-    run was stopped at once. The message is the peer's own last line."""
-
-    exit_code: ClassVar[int] = DETERMINISTIC_EXIT
 
 
 @dataclass(frozen=True)
@@ -158,6 +149,7 @@ def prepare(request: PlanRequest) -> Launch:
 
     loaded = load_spec(request.spec_path, allow_outside=request.allow_outside)
     check_paths(request)
+    check_launchable(loaded)  # before start_of: a new run's admission key may need the secret
     start = start_of(
         loaded,
         resume=request.resume,
@@ -165,7 +157,8 @@ def prepare(request: PlanRequest) -> Launch:
         spec_path=request.spec_path,
     )
     spec = start.spec
-    check_launchable(spec)
+    if spec is not loaded:  # a resumed run goes on with the spec it began with
+        check_launchable(spec)
     cache = answer_cache(request, spec)
     unreachable = check_models(spec, cached=cache is not None)
     run = prepare_run(start, events_path=request.events_path)
@@ -364,30 +357,17 @@ def write_run_report(launch: Launch, outcome: Outcome, final: Plan, code: int) -
 
 def _failure(launch: Launch, outcome: Outcome, n_events: int, done: str) -> RunError | None:
     """The error a run that did not complete ends with (None when it completed)."""
-    events = launch.run.events_path
     if outcome.status == "complete":
         return None
-    if outcome.status == "interrupted":
-        return InterruptedRunError(
-            f"interrupted: all peers stopped; {n_events} events saved to {events}\n{launch.resume_hint}"
-        )
-    logs = f"\nevents saved to {events}; peer logs in {launch.peers[0].log.parent}"
-    saved = logs + f"\n{launch.resume_hint}"
-    if outcome.status == "peer failed":  # no resume hint: the run event holds the spec as it was
-        return PeerFailedError(
-            f"a peer failed for good: {outcome.reasons[0]}\n"
-            f"(not restarted: it would fail the same way again; every peer stopped; {done})"
-            + logs
-            + "\nfix the spec and start the run again"
-        )
-    if outcome.status == "model lost":
-        return RunError(f"the run stopped: {outcome.reasons[0]} ({done})" + saved)
-    stuck = "\n".join(f"  stuck: {r}" for r in outcome.reasons if r not in outcome.short)
-    if outcome.status == "out of reach":
-        return RunError(
-            f"the run can no longer complete after {launch.progress.elapsed()} ({done}):\n"
-            + "\n".join(f"  short of {r}" for r in outcome.short)
-            + ("\n" + stuck if stuck else "")
-            + saved
-        )
-    return RunError(f"the plan did not converge within {launch.budget:g} s ({done})\n" + stuck + saved)
+    return failure(
+        outcome,
+        RunFacts(
+            launch.run.events_path,
+            launch.peers[0].log.parent if launch.peers else launch.run.workdir,
+            launch.resume_hint,
+            launch.progress.elapsed(),
+            launch.budget,
+        ),
+        n_events,
+        done,
+    )

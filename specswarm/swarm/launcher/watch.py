@@ -1,6 +1,7 @@
 """Start every peer process and watch the observer's event log until the plan converges, the
-budget runs out, the run can no longer complete, a peer fails for good, the observer dies or a
-signal arrives; then stop every peer.
+budget runs out, the run can no longer complete (peers short, or nothing can change any more:
+:mod:`~specswarm.swarm.launcher.stalls`), a peer fails for good, the observer dies or a signal
+arrives; then stop every peer.
 
 Each seat runs under :func:`~specswarm.swarm.launcher.heal.keep`, which restarts a peer that
 died; the watcher only reads: the observer's log, the peers' status lines and exit codes.
@@ -18,9 +19,10 @@ import trio
 
 from specswarm.errors import RunError
 from specswarm.plan import FoldState, Plan
+from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import admit
 from specswarm.swarm.cadence import spread
-from specswarm.swarm.launcher import models
+from specswarm.swarm.launcher import endpoints, models, stalls
 from specswarm.swarm.launcher.diagnose import diagnose
 from specswarm.swarm.launcher.eventlog import LogTail
 from specswarm.swarm.launcher.groups import group_command, groups_of, keep_group, peer_entry
@@ -29,7 +31,7 @@ from specswarm.swarm.launcher.prepare import PreparedRun
 from specswarm.swarm.launcher.procs import PeerProc, boot_addrs, last_words, peer_command
 from specswarm.swarm.launcher.progress import Progress
 from specswarm.swarm.launcher.reach import out_of_reach
-from specswarm.swarm.peer import DETERMINISTIC_EXIT
+from specswarm.swarm.peer import DETERMINISTIC_EXIT, model_settings
 
 AGREE_GRACE = 15.0
 """Once the observer sees a complete plan, how long the other peers have to report its digest;
@@ -49,7 +51,16 @@ OUT_OF_REACH_HOLD = 2.0
 """How long the plan must stay out of the live peers' reach before the run stops: the
 observer's view may lag a moment behind what the peers had published before they died."""
 
-Status = Literal["complete", "stuck", "out of reach", "peer failed", "model lost", "interrupted"]
+Status = Literal[
+    "complete",
+    "stuck",
+    "stalled",
+    "out of reach",
+    "peer failed",
+    "endpoint lost",
+    "model lost",
+    "interrupted",
+]
 
 
 @dataclass
@@ -59,9 +70,12 @@ class Outcome:
     status: Status = "stuck"
     reasons: list[str] = field(default_factory=list)
     """Why it is stuck (for the error and the report): for ``out of reach`` the roles that are
-    short first, then the stuck nodes; for ``peer failed`` the peer and its last words."""
+    short first, then the stuck nodes; for ``stalled`` why nothing can change first; for ``peer
+    failed`` the peer and its last words."""
     short: list[str] = field(default_factory=list)
-    """``out of reach``: one line per role the run is short of (the first of ``reasons``)."""
+    """The first of ``reasons`` that say why the run cannot go on: for ``out of reach`` one line
+    per role the run is short of, for ``stalled`` one per node nothing can change (or the quiet
+    time)."""
     notes: list[tuple[float, str]] = field(default_factory=list)
     """(monotonic time, text) of every death and restart (for the report)."""
 
@@ -96,6 +110,9 @@ async def _launch(
 ) -> Outcome:
     observer = next(p for p in peers if p.role == "observer")
     tail = LogTail(observer.events, FoldState([run.run_event]))
+    spec = run.run_event.body.spec if isinstance(run.run_event.body, RunBody) else None
+    watched = endpoints.watched(spec, lambda role: model_settings(spec, role)) if spec else []
+    dead: list[str] = []  # an endpoint that stopped answering the launcher's probes
     outcome = Outcome(notes=seats.events)
     progress = seats.progress
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -126,7 +143,10 @@ async def _launch(
             else:
                 for p in peers:
                     nursery.start_soon(keep, p, _command(p, peers, run), seats)
-            outcome.status, outcome.reasons = await _watch(outcome, tail, observer, peers, budget, seats)
+            nursery.start_soon(endpoints.watch, watched, dead)
+            outcome.status, outcome.reasons = await _watch(
+                outcome, tail, observer, peers, budget, seats, dead
+            )
             nursery.cancel_scope.cancel()
     # every keep() was cancelled and has stopped its process: read what was written last
     tail.read()
@@ -169,12 +189,15 @@ async def _watch(
     peers: Sequence[PeerProc],
     budget: float,
     seats: Seats,
+    dead: Sequence[str] = (),
 ) -> tuple[Status, list[str]]:
-    """Watch until the run ends: its status and why (``outcome.short`` when out of reach)."""
+    """Watch until the run ends: its status and why (``outcome.short`` when out of reach or
+    stalled); ``dead``: the endpoints found dead so far."""
     progress = seats.progress
     deadline = time.monotonic() + budget
     complete_since: float | None = None
     short_since: float | None = None
+    quiet = stalls.Quiet(time.monotonic())
     while True:
         plan = tail.read()
         progress.update(plan, peers)
@@ -186,9 +209,15 @@ async def _watch(
                 return "complete", []
         if seats.fatal is not None and not plan.complete:
             return "model lost", [seats.fatal, *diagnose(plan, peers)]
+        if dead and not plan.complete:
+            return "endpoint lost", [dead[0], *diagnose(plan, peers)]
         failed = next((p for p in peers if p.exited == DETERMINISTIC_EXIT), None)
         if failed is not None and not plan.complete:
-            return "peer failed", [f"{failed.name} exited {failed.exited}: {last_words(failed) or '?'}"]
+            said = last_words(failed) or "?"
+            lost = said.startswith("model.base_url: ")  # the endpoint stopped working mid-run
+            return "endpoint lost" if lost else "peer failed", [
+                f"{failed.name} exited {failed.exited}: {said}"
+            ]
         if observer.exited is not None:
             return "stuck", [f"the observer exited with code {observer.exited}; see {observer.log}"]
         short = out_of_reach(plan, peers)
@@ -196,6 +225,12 @@ async def _watch(
         if short_since is not None and now - short_since >= OUT_OF_REACH_HOLD:
             outcome.short = short
             return "out of reach", short + diagnose(plan, peers)
+        stalled = [] if plan.complete else stalls.used_up(plan, peers)
+        still = None if plan.complete else quiet.stalled(plan, peers, now)
+        if stalled or still:
+            outcome.short = stalled or [still or ""]
+            named = tuple(" ".join(line.split()[:2]) + " " for line in stalled)  # "node ID "
+            return "stalled", outcome.short + [r for r in diagnose(plan, peers) if not r.startswith(named)]
         if now > deadline:
             return "stuck", diagnose(plan, peers)
         await trio.sleep(POLL)

@@ -17,9 +17,11 @@ import trio
 
 from specswarm.errors import ModelError
 from specswarm.model import worker
+from specswarm.model.asking import Retry
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.model.replay import request_key
 from specswarm.plan.views import ROOT, NodeView, Plan
+from specswarm.swarm.streaks import Streak
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node, NodeCounters
@@ -28,7 +30,8 @@ log = logging.getLogger("specswarm.swarm.roles")
 T = TypeVar("T")
 
 FAILURE_BACKOFF = 20.0
-"""Seconds a role leaves a node alone after the model failed on it."""
+"""Seconds a role leaves a node alone after the model failed on it (less after an unusable
+answer: :meth:`~specswarm.swarm.streaks.Streak.backoff`)."""
 
 
 def spread(*parts: str) -> int:
@@ -171,6 +174,8 @@ class ModelRole:
         """Local monotonic time at which a node or claim id was first seen (for takeovers)."""
         self.last_failure: str | None = None
         """The latest model failure (shown in status lines and when a run stalls)."""
+        self.failing: dict[str, Streak] = {}
+        """key -> the calls on it that failed in a row (until one succeeds; in status lines)."""
         self.memo: dict[str, Generation] = {}
         """Greedy answers by request (:class:`CountingModel`)."""
 
@@ -187,6 +192,11 @@ class ModelRole:
     async def act(self, node: Node, plan: Plan) -> None:
         """Look at the plan, publish what this role should, return (called again on change)."""
         raise NotImplementedError
+
+    def retry(self, key: str) -> Retry:
+        """How the next call on ``key`` is asked after the calls that failed on it in a row."""
+        failed = self.failing.get(key)
+        return Retry(attempt=failed.times, failure=failed.problem) if failed else Retry(attempt=0, failure="")
 
     def backing_off(self, key: str) -> bool:
         return self._backoff.get(key, 0.0) > trio.current_time()
@@ -232,13 +242,16 @@ class ModelRole:
         except ModelError as exc:
             node.counters.model_failures += 1
             self.last_failure = f"{self.name} on {key}: {exc}"[:500]
-            self._backoff[key] = trio.current_time() + FAILURE_BACKOFF
-            log.warning("%s: model failed on %s: %s", self.name, key, exc)
+            streak = self.failing.setdefault(key, Streak())
+            streak.failed(str(exc), getattr(exc, "problem", ""))
+            self._backoff[key] = trio.current_time() + streak.backoff(FAILURE_BACKOFF)
+            log.warning("%s: model failed on %s (%d in a row): %s", self.name, key, streak.times, exc)
             return None
         finally:
             now = trio.current_time()
             node.counters.model_seconds += now - started
             self.doing = None
+        self.failing.pop(key, None)
         log.info(MODEL_TASK_LOG, task_name, key, slot_at - started, now - slot_at)
         return result
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from specswarm import critics
 from specswarm.model.base import Model
-from specswarm.plan import critics
 from specswarm.plan.rules import chain_ended
 from specswarm.plan.views import NodeView, Plan, ProposalView
 from specswarm.protocol.bodies import Child, ProposalBody
@@ -52,8 +52,6 @@ class Decomposer(ModelRole):
         super().__init__(model_factory)
         self.strategy = strategy
         self.takeover_seconds = takeover_seconds
-        self.gave_up: dict[str, int] = {}
-        """node id -> calls for its split that gave up (each next one is asked another way)."""
 
     def responsible(self, node: Node, plan: Plan, n: NodeView) -> bool:
         """The node's owners (up to four at the root, two below it); anyone else only once no
@@ -130,6 +128,10 @@ class Decomposer(ModelRole):
             if revising is not None or r.relation != "elsewhere"
         ]
         proposed = [p.children for p in n.proposals if p.author == node.peer_id]
+        # earlier calls for this split failed: the next one is asked another way (another
+        # strategy, fewer parts, the last answer's problem named, sampled), never the same
+        # greedy prompt again (:func:`~specswarm.model.tasks.decompose`'s ``attempt``)
+        retry = self.retry(n.id)
         children = await self.think(
             node,
             n.id,
@@ -146,13 +148,10 @@ class Decomposer(ModelRole):
                 relatives=relatives,
                 proposed=proposed,
                 strategies=spec.roles.decomposer.strategies,
-                attempt=self.gave_up.get(n.id, 0),
+                **retry,
             ),
         )
         if not children:
-            # the model gave no usable answer: the next try asks another way (the task's
-            # ``attempt``), never the same greedy prompt again
-            self.gave_up[n.id] = self.gave_up.get(n.id, 0) + 1
             return
         last_level = n.depth + 1 >= spec.tree.max_depth
         body_children = tuple(Child(c.title, c.detail, c.leaf or last_level, dict(c.facts)) for c in children)

@@ -1,8 +1,8 @@
 """The scorer: votes once on every pending proposal, from the mechanical critics plus the
 model's rating as a minor input (the small model cannot judge a split on its own), asked only
-when it can change the vote (:func:`~specswarm.plan.critics.rating_decides`).
+when it can change the vote (:func:`~specswarm.critics.rating_decides`).
 
-Each scorer reviews through its own lens (:mod:`specswarm.plan.critics.lenses`): its own
+Each scorer reviews through its own lens (:mod:`specswarm.critics.lenses`): its own
 weighting of the checks, its own soft floors, its own question to the model. A model rating is
 reused only from a scorer of the same lens (same prompt, greedy model: the same number) and
 the same model; a vote with a model rating names the model that gave it (``VoteBody.model``).
@@ -17,7 +17,7 @@ change the winner.
 
 The critics judge a split against the whole folded tree: the node's ancestors, the stages
 planned beside its branch (siblings of it and of its ancestors) and every other node that is
-not below it (:func:`~specswarm.plan.critics.relatives_in_tree`), so a child that re-plans a
+not below it (:func:`~specswarm.critics.relatives_in_tree`), so a child that re-plans a
 stage another branch holds is caught. Nodes are judged in turn, in breadth-first order
 (:func:`~specswarm.swarm.roles.base.node_in_turn`): a split is voted on once every node before
 its node is settled, so the tree it is judged against is the same in every run.
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from specswarm import critics
+from specswarm.critics.results import check_result, verdict
 from specswarm.model.base import Model
-from specswarm.plan import critics
-from specswarm.plan.critics.results import check_result, verdict
 from specswarm.plan.ledger import result_in_turn, result_task
 from specswarm.plan.rules import chain_ended, content_key
 from specswarm.plan.views import NodeView, Plan, ProposalView, ResultView, VoteView
@@ -201,7 +201,7 @@ class Scorer(ModelRole):
 
 def result_vote(plan: Plan, leaf: NodeView, result: ResultView, lens: str) -> VoteBody:
     """A scorer's vote on a leaf's result: the board's four checks
-    (:mod:`specswarm.plan.critics.results`) against the tree before the leaf; approved when
+    (:mod:`specswarm.critics.results`) against the tree before the leaf; approved when
     every check passes. No model call: the checks are the same for every scorer."""
     checks = check_result(result.output, result_task(plan, leaf))
     score, approve = verdict(checks)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from specswarm.plan.critics import repeats_of
+from specswarm.critics import repeats_of
 from specswarm.plan.ledger import compact, ledger, ready_to_write, result_in_turn
 from specswarm.plan.views import NodeView, Plan, ResultView
 from specswarm.protocol.bodies import ResultBody
@@ -102,6 +102,7 @@ class LeafWriter(ModelRole):
         planned = compact(plan, leaf, ledger(plan, leaf, siblings=rejected is not None))
         critique = critique_lines(rejected) if rejected is not None else []
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         output = await self.think(
             node,
             leaf.id,
@@ -115,6 +116,7 @@ class LeafWriter(ModelRole):
                 critique=critique,
                 previous=rejected.output if rejected is not None else "",
                 counts=node.counters.tasks,
+                **retry,
             ),
         )
         if output is None or self._outrun(node, leaf.id, claim_id, last.id if last else None):
@@ -134,11 +136,12 @@ class LeafWriter(ModelRole):
             await self._write_judged(node, plan, leaf, claim_id)
             return
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         output = await self.think(
             node,
             leaf.id,
             lambda model: tasks.execute(
-                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks
+                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks, **retry
             ),
         )
         if output is None:

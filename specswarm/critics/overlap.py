@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from specswarm.plan.critics.evidence import (
+from specswarm.critics.evidence import (
     SAME_CONTENT,
     Evidence,
     action_of,
@@ -20,7 +20,7 @@ from specswarm.plan.critics.evidence import (
     title_keys,
     topic_keys,
 )
-from specswarm.plan.critics.items import (
+from specswarm.critics.items import (
     Check,
     Item,
     Relative,
@@ -29,9 +29,9 @@ from specswarm.plan.critics.items import (
     join_words,
     label,
 )
-from specswarm.plan.critics.terms import Lexicon, extract_terms, stem
-from specswarm.plan.critics.titles import contains_title, denumbered, normalize_title, numbered_alike
-from specswarm.plan.critics.words import RESTATING
+from specswarm.critics.terms import Lexicon, extract_terms, stem
+from specswarm.critics.titles import contains_title, denumbered, normalize_title, numbered_alike
+from specswarm.critics.words import RESTATING
 
 _RESTATING = frozenset(stem(w) for w in RESTATING)
 

@@ -1,7 +1,7 @@
 """Word-level sameness of two titles, for the model's output parser
 (:mod:`specswarm.model.parse` drops a proposed child whose title is a near-copy of the goal, its
 parent or another child before a split is ever proposed). The scorers' critics judge content
-instead (:mod:`specswarm.plan.critics.overlap`); this stays as it was so that parsing, and the
+instead (:mod:`specswarm.critics.overlap`); this stays as it was so that parsing, and the
 cassettes recorded through it, do not change. The same sameness, line by line, tells an executor
 that its result repeats a sibling's (:func:`repeats_of`)."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from specswarm.plan.critics.words import (
+from specswarm.critics.words import (
     ACTIONS,
     CALENDAR,
     CONNECTORS,

@@ -1,14 +1,41 @@
-"""Parts numbered alike are one part twice (specswarm/plan/critics: titles.numbered_alike, the
-overlap check). Seen on a real todo-cli run: a refined root split "User Flow 1" .. "User Flow 7"
-passed every lens at 91-100, because the words every child shares count as boilerplate."""
+"""Titles word by word (:mod:`specswarm.critics.titles`): stems, near-duplicates, aliases; and
+parts numbered alike, which are one part twice (titles.numbered_alike, the overlap check). Seen
+on a real todo-cli run: a refined root split "User Flow 1" .. "User Flow 7" passed every lens at
+91-100, because the words every child shares count as boilerplate."""
 
 from __future__ import annotations
 
 import pytest
 
-from specswarm.plan.critics.overlap import check_overlap
-from specswarm.plan.critics.titles import denumbered, numbered_alike
+from specswarm import critics as cc
+from specswarm.critics import near_duplicate, stem
+from specswarm.critics.overlap import check_overlap
+from specswarm.critics.titles import denumbered, numbered_alike, title_terms
 from specswarm.protocol.bodies import Child as Part
+
+
+def test_text_helpers() -> None:
+    assert stem("bookings") == "book"
+    assert stem("cities") == "city"
+    assert title_terms("The Booking of hotels in Kyoto") == {"book", "hotel", "kyoto"}
+    assert near_duplicate("Visit **Kyoto** temples", "visit kyoto temples.")
+    assert not near_duplicate("Kyoto temples", "Osaka street food")
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("Command Line Interface (CLI) Specification", "Command Line Interface Specification"),
+        ("command-line interface (CLI)", "command-line interface"),
+        ("Department of Motor Vehicles (DMV) forms", "Department of Motor Vehicles forms"),
+        ("Application Programming Interfaces (APIs)", "Application Programming Interfaces"),
+        ("Tokyo (5 days)", "Tokyo (5 days)"),
+        ("Hotels (Kyoto)", "Hotels (Kyoto)"),
+        ("Visit the city (NYC)", "Visit the city (NYC)"),
+    ],
+)
+def test_drop_aliases(title: str, expected: str) -> None:
+    assert " ".join(cc.drop_aliases(title).split()) == expected
 
 
 @pytest.mark.parametrize(
@@ -48,7 +75,7 @@ def test_numbered_parts_with_their_own_content_pass() -> None:
 def test_parts_named_only_by_their_number_are_vague_whatever_their_details() -> None:
     """The real todo-cli root split: seven "User Flow N" with a sentence each (which the overlap
     check rightly does not call one part twice); its headings name nothing."""
-    from specswarm.plan.critics.wording import check_vagueness, numbered_only
+    from specswarm.critics.wording import check_vagueness, numbered_only
 
     details = [
         "Adding tasks with due dates",

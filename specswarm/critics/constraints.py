@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
-from specswarm.plan.critics.items import Check, Item, clamp, label
+from specswarm.critics.items import Check, Item, clamp, label
 from specswarm.spec import Constraint
 
 

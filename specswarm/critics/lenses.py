@@ -4,7 +4,7 @@ A lens changes three things, never the hard checks (a repeated stage or facts th
 up are rejected through every lens):
 
 * the weight of each mechanical check in the scorer's score (multiplied into
-  :data:`~specswarm.plan.critics.WEIGHTS`): each built-in lens weighs heavily one graded
+  :data:`~specswarm.critics.WEIGHTS`): each built-in lens weighs heavily one graded
   check the others ignore (feasibility: ``sizing``; coverage: ``coverage``; specificity:
   ``concreteness``), so three reviewers of one split see three different things;
 * extra veto floors for the soft checks (a specificity reviewer rejects a split whose children

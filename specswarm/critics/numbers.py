@@ -8,8 +8,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from specswarm.plan.critics.items import Check, Facts, Item, Part, clamp, label
-from specswarm.plan.critics.quantities import convert, fact_unit, fmt, is_additive, numeric, parse_quantities
+from specswarm.critics.items import Check, Facts, Item, Part, clamp, label
+from specswarm.critics.quantities import convert, fact_unit, fmt, is_additive, numeric, parse_quantities
 
 
 def _stated(item: Item, unit: str) -> tuple[float, str] | None:

@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from specswarm.plan.critics.words import (
+from specswarm.critics.words import (
     CURRENCY_WORDS,
     INTENSIVE,
     MONEY_WORDS,

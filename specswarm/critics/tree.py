@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from specswarm.plan.critics.items import Relation, Relative, TreeItem
+from specswarm.critics.items import Relation, Relative, TreeItem
 
 
 def relatives_in_tree(nodes: Mapping[str, TreeItem], node_id: str) -> list[Relative]:

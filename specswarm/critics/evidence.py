@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from specswarm.plan.critics.items import Item, Relative
-from specswarm.plan.critics.quantities import numeric
-from specswarm.plan.critics.terms import (
+from specswarm.critics.items import Item, Relative
+from specswarm.critics.quantities import numeric
+from specswarm.critics.terms import (
     ACTION_STEMS,
     CLAUSE_SPLIT,
     DASH,
@@ -21,8 +21,8 @@ from specswarm.plan.critics.terms import (
     plain,
     stem,
 )
-from specswarm.plan.critics.titles import drop_aliases
-from specswarm.plan.critics.words import ACTIONS
+from specswarm.critics.titles import drop_aliases
+from specswarm.critics.words import ACTIONS
 
 SAME_CONTENT = 1.0
 """Evidence at or above which two items are about the same thing."""

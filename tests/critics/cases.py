@@ -4,12 +4,12 @@ case names the check that should catch it and an item its note must name.
 
 Two sets: ``DEV`` was written while the critics were designed (their thresholds were checked on
 it); ``HELDOUT`` was written before its first run and never used to tune anything.
-``tests/test_critics_cases.py`` asserts every verdict; this module also prints the accuracy of
+``tests/critics/test_critics.py`` asserts every verdict; this module also prints the accuracy of
 the critics, and of the word-level critics they replaced (read from git):
 
-    python -m tests.critics_cases              # the current critics, both sets
-    python -m tests.critics_cases --old        # also the replaced critics (plan/critics.py)
-    python -m tests.critics_cases --verbose    # every case, with the notes of failed checks
+    python -m tests.critics.cases              # the current critics, both sets
+    python -m tests.critics.cases --old        # also the replaced critics (plan/critics.py)
+    python -m tests.critics.cases --verbose    # every case, with the notes of failed checks
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specswarm.plan import critics as cc
-from specswarm.plan.critics import Check, Part
+from specswarm import critics as cc
+from specswarm.critics import Check, Part
 from specswarm.spec import Constraint
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 
 
 @dataclass(frozen=True)
@@ -936,7 +936,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--old", action="store_true", help="also the replaced word-level critics (from git)")
     ap.add_argument("--old-rev", default=None, help="git revision to read them from")
     args = ap.parse_args(argv)
-    rows: list[tuple[str, Verdict, bool]] = [("current (specswarm.plan.critics)", new_verdict, False)]
+    rows: list[tuple[str, Verdict, bool]] = [("current (specswarm.critics)", new_verdict, False)]
     if args.old or args.old_rev:
         old = old_critics(args.old_rev)
         rows += [

@@ -1,43 +1,71 @@
-"""Content critics: overlap of content (not phrasing), repeats across the tree, numbers that add
-up, titles that agree with facts; in trips, software, events, research, renovation, weddings,
-courses and launches."""
+"""Overlap and repeats (:mod:`specswarm.critics.overlap`): siblings that share content, not
+phrasing, overlap (boilerplate titles, frames, transfers and process steps do not); a child that
+repeats its parent, an ancestor or a node planned elsewhere in the tree fails ``repeats``; in
+trips, software, events, research, renovation, weddings, courses and launches."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
 import pytest
 
-from specswarm.plan import critics as cc
-from specswarm.plan.critics import Check, Part, Relative
+from specswarm import critics
+from specswarm import critics as cc
+from specswarm.critics import Check, Part, check_overlap, check_repeats, check_split, relatives_in_tree
+from specswarm.protocol.bodies import Child
+from specswarm.spec import spec_from_json
+from specswarm.testing.synth import minimal_spec
+from tests.critics.kit import GOOD, PERU, ROOT, Node, P, child, verdict
 
 
-def P(title: str, detail: str = "", **facts: int | float | str) -> Part:  # noqa: N802
-    return Part(title, detail, facts)
+def test_repeats_catches_a_child_that_repeats_the_parent() -> None:
+    c = check_repeats(ROOT, [child("Plan a two week trip to Japan!"), *GOOD[:2]])
+    assert not c.passed
+    assert c.note == (
+        '#1 "Plan a two week trip to Japan!" repeats its parent "Plan a two-week trip to Japan": '
+        "it adds nothing to it: plan each thing in one place only"
+    )
 
 
-def by_name(checks: list[Check]) -> dict[str, Check]:
-    return {c.name: c for c in checks}
+def test_overlap_fails_alone() -> None:
+    overlapping = [
+        child("Book Kyoto hotel rooms", "Compare Kyoto hotel rooms near Gion and book"),
+        child("Reserve Kyoto hotel rooms", "Compare Kyoto hotel rooms near Gion, then reserve"),
+        child("Tokyo museum passes", "Buy Grutto pass for Ueno museums"),
+    ]
+    c = check_overlap(ROOT, overlapping)
+    assert not c.passed
+    assert c.note.startswith('#1 "Book Kyoto hotel rooms" and #2 "Reserve Kyoto hotel rooms" both plan Kyoto')
+    assert check_overlap(ROOT, GOOD).passed
 
 
-def verdict(
-    parent: Part, children: list[Part], relatives: Sequence[Relative] = (), **kw: Any
-) -> tuple[dict[str, Check], bool]:
-    checks = cc.run_checks(parent, children, relatives=relatives, **kw)
-    return by_name(checks), cc.combine(checks)[1]
+def test_a_child_repeating_another_branch_fails_repeats() -> None:
+    spec = spec_from_json(minimal_spec())
+    nodes = {
+        "root": _Node("Plan a two-week trip to Japan", None),
+        "t": _Node("Visit Tokyo (5 days)", "root"),
+        "k": _Node("Visit Kyoto (4 days)", "root"),
+        "f": _Node("Hike Mount Fuji (2 days)", "root"),
+    }
+    children = [
+        Child("Fushimi Inari Shrine at dawn", leaf=True),
+        Child("Hike Mount Fuji (2 days)", leaf=True),
+        Child("Kiyomizu-dera and Gion walk", leaf=True),
+    ]
+    checks = {
+        c.name: c for c in check_split(spec, nodes["k"], children, 1, relatives=relatives_in_tree(nodes, "k"))
+    }
+    assert not checks["repeats"].passed and checks["repeats"].score == 67
+    assert checks["repeats"].note == (
+        '#2 "Hike Mount Fuji (2 days)" repeats the root stage "Hike Mount Fuji (2 days)" '
+        "(same Mount Fuji and Hike): plan each thing in one place only"
+    )
+    alone = {c.name: c for c in check_split(spec, nodes["k"], children, 1)}
+    assert alone["repeats"].passed and alone["repeats"].score == 100
 
 
-@dataclass(frozen=True)
-class Node:
-    title: str
-    parent: str | None = None
-    detail: str = ""
-    facts: dict[str, int | float | str] = field(default_factory=dict)
-
-
-# -- content overlap -----------------------------------------------------------------------------
+class _Node:
+    def __init__(self, title: str, parent: str | None, detail: str = "") -> None:
+        self.title, self.parent, self.detail = title, parent, detail
+        self.facts: dict[str, int | str] = {}
 
 
 def test_boilerplate_titles_are_not_overlap() -> None:
@@ -233,29 +261,6 @@ def test_shared_names_in_details_need_corroboration() -> None:
     assert checks["overlap"].passed
 
 
-# -- repeats across the tree -------------------------------------------------------------------------
-
-PERU = {
-    "root": Node("Plan a week in Peru"),
-    "lima": Node("Lima food scene (2 days)", "root", facts={"days": 2}),
-    "cusco": Node("Cusco and the Sacred Valley (3 days)", "root", facts={"days": 3}),
-    "mp": Node("Machu Picchu (2 days)", "root", facts={"days": 2}),
-    "lima1": Node("Ceviche in Barranco", "lima"),
-}
-
-
-def test_relatives_in_tree_relations() -> None:
-    rel = cc.relatives_in_tree(PERU, "cusco")
-    assert [(r.title, r.relation, r.depth, r.parent_title) for r in rel] == [
-        ("Plan a week in Peru", "ancestor", 0, None),
-        ("Lima food scene (2 days)", "sibling", 1, "Plan a week in Peru"),
-        ("Machu Picchu (2 days)", "sibling", 1, "Plan a week in Peru"),
-        ("Ceviche in Barranco", "elsewhere", 2, "Lima food scene (2 days)"),
-    ]
-    # a node's own descendants are not relatives
-    assert all(r.title != "Ceviche in Barranco" for r in cc.relatives_in_tree(PERU, "lima"))
-
-
 def test_repeat_of_a_root_stage_fails() -> None:
     checks, ok = verdict(
         Part(PERU["cusco"].title, "", PERU["cusco"].facts),
@@ -447,283 +452,6 @@ def test_titles_that_share_only_based_on_and_one_common_word_are_not_repeats(
     assert checks["repeats"].passed is not repeats, checks["repeats"].note
 
 
-# -- nested facts and units ------------------------------------------------------------------------
-
-
-def test_nested_budget_that_does_not_add_up_fails_and_one_that_does_passes() -> None:
-    parent = P("Renovate a small kitchen on a EUR 15,000 budget", budget_eur=15000)
-    over = [
-        P("Cabinets and countertops", budget_eur=7000),
-        P("Plumbing and a new sink", budget_eur=2500),
-        P("Electrical work and lighting", budget_eur=2500),
-        P("Flooring and wall tiles", budget_eur=4000),
-    ]
-    assert cc.check_facts(parent, over) == Check(
-        "facts",
-        0,
-        False,
-        "budget_eur add up to 16000 (7000 + 2500 + 2500 + 4000), not the parent's budget_eur: 15000",
-    )
-    exact = [*over[:3], P("Flooring and wall tiles", budget_eur=3000)]
-    assert cc.check_facts(parent, exact) == Check("facts", 100, True, "budget_eur add up")
-    assert not verdict(parent, over)[1]
-    assert verdict(parent, exact)[1]
-
-
-def test_nested_days_missing_with_titles_that_disagree() -> None:
-    check = cc.check_facts(
-        P("Visit Kyoto (4 days)", days=4),
-        [
-            P("Temples and gardens (3 days)"),
-            P("Kinkakuji (1 day)"),
-            P("Fushimi Inari (1 day)"),
-            P("Museums (2 days)"),
-        ],
-    )
-    assert check == Check(
-        "facts",
-        0,
-        False,
-        'days missing on #1 "Temples and gardens (3 days)" (its title says 3 days: declare days: 3), '
-        '#2 "Kinkakuji (1 day)" (its title says 1 day: declare days: 1), '
-        '#3 "Fushimi Inari (1 day)" (its title says 1 day: declare days: 1), '
-        '#4 "Museums (2 days)" (its title says 2 days: declare days: 2): every child must declare days; '
-        "their titles add up to 7 days, not the parent's 4",
-    )
-
-
-def test_nested_months_in_a_research_timeline() -> None:
-    parent = P("Run a 6-month study on remote work and sleep quality", months=6)
-    bad = [
-        P("Literature review", months=1),
-        P("Ethics approval", months=2),
-        P("Data collection", months=3),
-        P("Analysis", months=2),
-    ]
-    assert (
-        cc.check_facts(parent, bad).note == "months add up to 8 (1 + 2 + 3 + 2), not the parent's months: 6"
-    )
-    good = [
-        P("Literature review", months=1),
-        P("Ethics approval", months=1),
-        P("Data collection", months=3),
-        P("Analysis", months=1),
-    ]
-    assert cc.check_facts(parent, good).passed
-
-
-def test_a_child_missing_the_fact_fails_even_when_the_rest_add_up() -> None:
-    check = cc.check_facts(
-        P("Plan a wedding", budget_eur=20000), [P("Venue", budget_eur=12000), P("Catering")]
-    )
-    assert check.note == 'budget_eur missing on #2 "Catering": every child must declare budget_eur'
-    assert not check.passed
-
-
-def test_intensive_facts_are_not_split() -> None:
-    # 80 guests do not split into the workstreams of a wedding; an ordinal "day" is a label
-    assert cc.check_facts(P("Plan a wedding for 80 guests", guests=80), [P("Venue"), P("Music")]).passed
-    assert cc.check_facts(P("Arrival", day=1), [P("Check in"), P("Dinner")]).passed
-    assert cc.check_facts(P("Conference", max_attendees=300, priority=1), [P("Talks"), P("Food")]).passed
-
-
-def test_parent_title_quantity_bounds_the_children() -> None:
-    check = cc.check_facts(P("Visit Kyoto (4 days)"), [P("Temples (3 days)"), P("Gion at night (2 days)")])
-    assert (
-        check.note
-        == 'the children state 5 days (3 days + 2 days), but the parent "Visit Kyoto (4 days)" says 4 days'
-    )
-    assert not check.passed
-    # "two-week" is 14 days
-    assert cc.check_facts(P("Plan a two-week trip to Japan"), [P("Tokyo", days=7), P("Kyoto", days=7)]).passed
-    assert not cc.check_facts(
-        P("Plan a two-week trip to Japan"), [P("Tokyo", days=7), P("Kyoto", days=6)]
-    ).passed
-
-
-def test_unit_words_that_contradict_facts_fail() -> None:
-    check = cc.check_units([P("Edinburgh old town (3 days)", days=1), P("Isle of Skye (2 days)", days=2)])
-    assert check == Check(
-        "units",
-        50,
-        False,
-        '#1 "Edinburgh old town (3 days)" says 3 days but its facts say days: 1: '
-        "make the title and the facts agree",
-    )
-    checks, ok = verdict(
-        P("Scotland (3 days)", days=3), [P("Edinburgh old town (3 days)", days=1), P("Skye (2 days)", days=2)]
-    )
-    assert not checks["units"].passed and not ok
-
-
-@pytest.mark.parametrize(
-    ("title", "facts", "agrees"),
-    [
-        ("Sprint planning (two weeks)", {"days": 14}, True),  # weeks -> days
-        ("Lab session (90 minutes)", {"hours": 1.5}, True),  # minutes -> hours
-        ("Lab session (90-minute)", {"duration_minutes": 60}, False),
-        ("Hotel in Rome (3 nights)", {"nights": 3}, True),
-        ("Hotel in Rome (3 nights)", {"nights": 2}, False),
-        ("Hotel in Rome (3 nights)", {"days": 4}, True),  # nights and days do not convert
-        ("One day in Nara", {"days": 1}, True),  # singular
-        ("Nara (1 day)", {"days": 2}, False),
-        ("Workshop (2-3 hours)", {"hours": 2.5}, True),  # a range
-        ("Book the hotel 3 months ahead", {"months": 1}, True),  # a lead time, not a size
-        ("Catering (EUR 4,000)", {"budget_eur": 4000}, True),
-        ("Catering (€4k)", {"budget_eur": 5000}, False),
-        ("Catering ($4,000)", {"budget_eur": 5000}, True),  # different currencies do not compare
-        ("Catering (EUR 4,000)", {"cost": 3000}, False),  # a money fact of no currency
-        ("Day 3: Rome", {"days": 1}, True),  # a label, not a duration
-    ],
-)
-def test_units_agreement(title: str, facts: dict[str, int | float], agrees: bool) -> None:
-    assert cc.check_units([Part(title, "", facts)]).passed is agrees
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Visit Kyoto (4 days)", [(4, 4, "days")]),
-        ("Plan a two-week trip", [(2, 2, "weeks")]),
-        ("2-3 hours of talks", [(2, 3, "hours")]),
-        ("90-minute workshop", [(90, 90, "minutes")]),
-        ("Half a day in Nara", [(0.5, 0.5, "days")]),
-        ("3 days and 2 nights in Lisbon", [(3, 3, "days"), (2, 2, "nights")]),
-        ("Budget €1.5k for catering", [(1500, 1500, "EUR")]),
-        ("2,000 USD venue deposit", [(2000, 2000, "USD")]),
-        ("Book 3 months ahead", []),
-        ("Study 2 hours a day", []),
-        ("Day 3: Rome", []),
-        ("2h workshop", [(2, 2, "hours")]),
-    ],
-)
-def test_parse_quantities(text: str, expected: list[tuple[float, float, str]]) -> None:
-    assert [(q.low, q.high, q.unit) for q in cc.parse_quantities(text)] == expected
-
-
-@pytest.mark.parametrize(
-    ("key", "unit", "additive"),
-    [
-        ("days", "days", True),
-        ("duration_minutes", "minutes", True),
-        ("budget_eur", "EUR", True),
-        ("cost", "money", True),
-        ("hours", "hours", True),
-        ("guests", None, False),
-        ("max_attendees", None, False),
-        ("day", "days", False),
-        ("talks", None, True),
-    ],
-)
-def test_fact_units(key: str, unit: str | None, additive: bool) -> None:
-    assert cc.fact_unit(key) == unit
-    assert cc.is_additive(key) is additive
-
-
-# -- count, vagueness, coverage, combine ------------------------------------------------------------
-
-
-def test_count() -> None:
-    assert cc.check_count([P("Only child")], 2, 6) == Check("count", 0, False, "1 children (allowed 2..6)")
-    assert cc.check_count([P("A b"), P("C d")], 2, 6).passed
-
-
-def test_vague_children_in_a_wedding() -> None:
-    check = cc.check_vagueness([P("Venue"), P("Other stuff"), P("Misc tasks"), P("Plan the next steps")])
-    assert check == Check(
-        "vagueness",
-        25,
-        False,
-        "#2 \"Other stuff\": vague word 'other'; #3 \"Misc tasks\": vague word 'misc'; "
-        '#4 "Plan the next steps": no concrete content (only planning words, numbers or dates): '
-        "name what each child is about",
-    )
-    checks, ok = verdict(
-        P("Plan a wedding for 80 guests", guests=80), [P("Venue"), P("Other stuff"), P("Misc tasks")]
-    )
-    assert not ok  # vagueness below its floor vetoes
-
-
-def test_one_word_titles_need_a_concrete_detail_unless_they_are_names() -> None:
-    assert cc.check_vagueness(
-        [
-            P("Catering", "Green Fork, vegetarian menu for 200"),
-            P("Photography", "Anna Berg, 8 hours"),
-            P("Tokyo"),
-        ]
-    ).passed
-    # a capitalised word never written in lower case may be a name: the benefit of the doubt
-    assert cc.check_vagueness([P("Athens", "Hot springs."), P("Santorini")]).passed
-    parent = P("Mount Fuji and Hakone", "a ryokan with an onsen, hiking on the old Tokaido road")
-    check = by_name(
-        cc.run_checks(parent, [P("Onsen", "Hot springs."), P("Hiking", "Walk in nature."), P("Tokyo")])
-    )["vagueness"]
-    assert check.note == (
-        '#1 "Onsen": one generic word, and the detail names no place, thing or number; '
-        '#2 "Hiking": one generic word, and the detail names no place, thing or number: '
-        "name what each child is about"
-    )
-
-
-def test_coverage_reads_the_parents_detail() -> None:
-    parent = P("Kyoto (4 days)", "Fushimi Inari, Kinkaku-ji, a tea ceremony and Nishiki market")
-    good = [
-        P("Fushimi Inari at dawn"),
-        P("Kinkaku-ji and Ryoan-ji"),
-        P("Tea ceremony in Gion"),
-        P("Nishiki market lunch"),
-    ]
-    assert cc.check_coverage(parent, good).passed
-    bad = cc.check_coverage(parent, [P("Osaka castle"), P("Nara deer park")])
-    assert not bad.passed
-    assert bad.note.startswith("0/")
-    # a parent with no detail has nothing more to cover (its title is what the children refine)
-    assert cc.check_coverage(P("Plan a trip to Italy"), [P("Rome"), P("Venice")]).passed
-
-
-def test_combine_vetoes_a_failed_hard_check_whatever_the_score() -> None:
-    checks = [
-        Check("count", 100, True, ""),
-        Check("overlap", 50, False, "x"),
-        Check("coverage", 100, True, ""),
-    ]
-    score, ok = cc.combine(checks)
-    assert score >= 60 and not ok
-    # (100 * 1.0 + 10 * 0.5) / 1.5 = 70: a soft check lowers the score but does not veto
-    assert cc.combine([Check("count", 100, True, ""), Check("coverage", 10, False, "")]) == (70, True)
-    assert cc.critique(checks) == "overlap: x"
-    with pytest.raises(ValueError):
-        cc.combine(checks, 50, 1.5)
-
-
-def test_inputs_are_any_objects_with_title_detail_facts() -> None:
-    @dataclass(frozen=True)
-    class Child:
-        title: str
-        detail: str = ""
-        leaf: bool = False
-        facts: dict[str, int | str] = field(default_factory=dict)
-
-    checks = cc.run_checks(
-        Child("Plan a 2-day trip", facts={"days": 2}),
-        [Child("Rome", facts={"days": 1}), Child("Rome again", facts={"days": 1})],
-    )
-    assert [c.name for c in checks] == [
-        "count",
-        "overlap",
-        "repeats",
-        "facts",
-        "units",
-        "vagueness",
-        "coverage",
-        "constraints",
-        "concreteness",
-        "sizing",
-    ]
-    assert [c.name for c in checks] == list(cc.CHECK_NAMES)
-    assert not by_name(checks)["overlap"].passed
-
-
 def test_string_facts_count_as_detail() -> None:
     # a string fact is read like the detail: corroborating evidence, not enough on its own
     parent = P("Plan a week in Japan")
@@ -740,25 +468,6 @@ def test_string_facts_count_as_detail() -> None:
     ]
     check = cc.check_overlap(parent, with_city)
     assert check.note.startswith('#1 "Temples" and #2 "Gardens" both plan Kinkakuji and Kyoto')
-
-
-def test_stem_is_consistent() -> None:
-    for a, b in [
-        ("booking", "book"),
-        ("temples", "temple"),
-        ("hiking", "hike"),
-        ("organization", "organize"),
-        ("cities", "city"),
-        ("planning", "plan"),
-        ("weddings", "wedding"),
-        ("deletion", "delete"),
-        ("completion", "completed"),
-        ("revisions", "revise"),
-        ("selection", "select"),
-    ]:
-        assert cc.stem(a) == cc.stem(b), (a, b)
-    for a, b in [("action", "act"), ("nation", "nate")]:
-        assert cc.stem(a) != cc.stem(b), (a, b)  # too short to be a verb with -ion
 
 
 def test_a_child_that_restates_its_parent_with_a_generic_head_repeats_it() -> None:
@@ -873,40 +582,6 @@ def test_a_child_that_only_swaps_a_hedge_or_adds_measures_repeats_its_parent() -
     assert good.passed, good.note
 
 
-def test_a_declared_sum_decides_over_a_quantity_in_the_parents_title() -> None:
-    # "a one-day conference" prepared over 26 weeks: the weeks are the spec's sum, not the day
-    root = P("Organize a one-day technical conference for 200 people")
-    kids = [
-        cc.Part("Venue", facts={"weeks": 3}),
-        cc.Part("Speakers", facts={"weeks": 8}),
-        cc.Part("Sponsors", facts={"weeks": 15}),
-    ]
-    assert not cc.check_facts(root, kids).passed  # no constraint: the title bounds the parts
-    assert cc.check_facts(root, kids, ["weeks"]).passed
-    assert cc.check_facts(root, kids, ["budget_eur"]).passed is False  # another dimension
-    # a title quantity of a dimension no constraint sums still bounds: "(4 days)" with hours
-    kyoto = P("Visit Kyoto (4 days)")
-    parts = [cc.Part("Temples", facts={"days": 3}), cc.Part("Gardens", facts={"days": 3})]
-    assert not cc.check_facts(kyoto, parts, ["budget_eur"]).passed
-
-
-def test_a_time_total_too_small_for_whole_parts_may_leave_parts_at_zero() -> None:
-    """Parts of a schedule each get some of it, unless the total cannot give every part a
-    whole unit: the steps of a one-week task share its week."""
-    parent = P("Negotiate sponsor contracts", weeks=1)
-    shared = [P("Draft the contract terms", weeks=1), P("Sign with the first sponsor", weeks=0)]
-    assert cc.check_facts(parent, shared).passed
-    trip = P("Visit Kyoto", days=4)
-    lazy = [P("Temples", days=4), P("Gion at night", days=0)]
-    check = cc.check_facts(trip, lazy)
-    assert not check.passed and "gets days: 0" in check.note
-    # two days can give each of two parts one: a third part at 0 days still fails, unless the
-    # smallest split allowed has three parts
-    fuji = [P("Climb", days=1), P("Summit", days=1), P("Return", days=0)]
-    assert not cc.check_facts(P("Hike Fuji", days=2), fuji).passed
-    assert cc.check_facts(P("Hike Fuji", days=2), fuji, min_parts=3).passed
-
-
 def test_a_child_holding_a_whole_stage_title_repeats_that_stage() -> None:
     # seen in a real todo-cli run: the CLI stage planned again under another stage
     root = cc.Relative(
@@ -977,17 +652,17 @@ def test_a_child_that_restates_its_parent_with_its_abbreviation_repeats_it() -> 
     assert good.passed, good.note
 
 
-@pytest.mark.parametrize(
-    ("title", "expected"),
-    [
-        ("Command Line Interface (CLI) Specification", "Command Line Interface Specification"),
-        ("command-line interface (CLI)", "command-line interface"),
-        ("Department of Motor Vehicles (DMV) forms", "Department of Motor Vehicles forms"),
-        ("Application Programming Interfaces (APIs)", "Application Programming Interfaces"),
-        ("Tokyo (5 days)", "Tokyo (5 days)"),
-        ("Hotels (Kyoto)", "Hotels (Kyoto)"),
-        ("Visit the city (NYC)", "Visit the city (NYC)"),
-    ],
-)
-def test_drop_aliases(title: str, expected: str) -> None:
-    assert " ".join(cc.drop_aliases(title).split()) == expected
+def test_a_passing_split_whose_parts_touch_scores_below_one_whose_parts_are_apart() -> None:
+    parent = critics.Part("Plan a week in Italy")
+    apart = [
+        critics.Part("Rome: ancient ruins", "Colosseum at dawn"),
+        critics.Part("Florence: galleries", "Uffizi, Accademia"),
+    ]
+    touching = [
+        critics.Part("Rome: ancient ruins", "the Colosseum, then the Pantheon"),
+        critics.Part("Florence: galleries", "the Uffizi; Pantheon replicas"),
+    ]
+    a, t = critics.check_overlap(parent, apart), critics.check_overlap(parent, touching)
+    assert a.passed and t.passed  # one name shared detail-to-detail is not the same content
+    assert a.score == 100 and 60 <= t.score < 100
+    assert "Pantheon" in t.note

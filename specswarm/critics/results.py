@@ -15,7 +15,7 @@ new           an item line says what a line of another leaf's counted result say
               Dice >= :data:`NEAR_DUPLICATE`, shingles weighted by how rare they are among the
               other lines; the results written before it, in tree order: the ledger)
 consistent    the result says what the leaf's facts rule out ("Day 3" in a two-day task;
-              :func:`~specswarm.plan.critics.numbers.contradicted_facts`)
+              :func:`~specswarm.critics.numbers.contradicted_facts`)
 ============  ==============================================================================
 
 Every scorer runs all four, and every check's verdict depends on the result and the tree
@@ -29,9 +29,9 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from specswarm.plan.critics.items import Check, Facts, clamp
-from specswarm.plan.critics.numbers import contradicted_facts
-from specswarm.plan.critics.shingles import (
+from specswarm.critics.items import Check, Facts, clamp
+from specswarm.critics.numbers import contradicted_facts
+from specswarm.critics.shingles import (
     Weights,
     closest,
     cosine,
@@ -57,7 +57,7 @@ NEW_TOKENS = 2
 that many characters)."""
 LONG_TOKEN = 6
 NEAR_DUPLICATE = 0.45
-"""Shingle Dice (:func:`~specswarm.plan.critics.shingles.pair_dice`: shingles weighted by how
+"""Shingle Dice (:func:`~specswarm.critics.shingles.pair_dice`: shingles weighted by how
 rare they are among the other lines) at or above which two item lines say the same thing."""
 DRIFT_MARGIN = 0.05
 """How much closer to another node than to its own a text must be to count as drifted."""
@@ -74,7 +74,7 @@ class Written:
     title: str
     """The leaf's title."""
     lines: tuple[str, ...]
-    """Its item lines (:func:`~specswarm.plan.critics.shingles.item_lines`)."""
+    """Its item lines (:func:`~specswarm.critics.shingles.item_lines`)."""
     number: str = ""
     """The leaf's outline number ("2.1"), to name it in a note."""
 

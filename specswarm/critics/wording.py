@@ -7,9 +7,9 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from specswarm.plan.critics.evidence import fact_text
-from specswarm.plan.critics.items import Check, Item, clamp, label
-from specswarm.plan.critics.terms import (
+from specswarm.critics.evidence import fact_text
+from specswarm.critics.items import Check, Item, clamp, label
+from specswarm.critics.terms import (
     DASH,
     TOKEN,
     Lexicon,
@@ -20,8 +20,8 @@ from specswarm.plan.critics.terms import (
     plain,
     stem,
 )
-from specswarm.plan.critics.titles import denumbered, numbered_groups, title_terms, title_words
-from specswarm.plan.critics.words import FILLER, STOPWORDS, VAGUE, VERBS
+from specswarm.critics.titles import denumbered, numbered_groups, title_terms, title_words
+from specswarm.critics.words import FILLER, STOPWORDS, VAGUE, VERBS
 
 COVERAGE_FULL = 0.5
 """Share of the parent's key terms the children must mention for a full coverage score."""

@@ -27,11 +27,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from specswarm.plan.critics.evidence import lexicon_of
-from specswarm.plan.critics.items import Item, Relative
-from specswarm.plan.critics.numbers import TIME_UNITS, check_units
-from specswarm.plan.critics.overlap import overlap_groups, repeating
-from specswarm.plan.critics.quantities import fact_unit, is_additive, numeric
+from specswarm.critics.evidence import lexicon_of
+from specswarm.critics.items import Item, Relative
+from specswarm.critics.numbers import TIME_UNITS, check_units
+from specswarm.critics.overlap import overlap_groups, repeating
+from specswarm.critics.quantities import fact_unit, is_additive, numeric
 from specswarm.protocol.bodies import Child
 
 

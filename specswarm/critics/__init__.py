@@ -49,8 +49,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from specswarm.plan.critics.constraints import check_constraints, constraints_for
-from specswarm.plan.critics.evidence import (
+from specswarm.critics.constraints import check_constraints, constraints_for
+from specswarm.critics.evidence import (
     Evidence,
     action_of,
     evidence,
@@ -59,13 +59,13 @@ from specswarm.plan.critics.evidence import (
     lexicon_of,
     topic_keys,
 )
-from specswarm.plan.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
-from specswarm.plan.critics.lenses import LENSES, Lens, lens_named
-from specswarm.plan.critics.numbers import check_facts, check_sizing, check_units, contradicted_facts
-from specswarm.plan.critics.overlap import check_overlap, check_repeats, split_boilerplate
-from specswarm.plan.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
-from specswarm.plan.critics.terms import Lexicon, Term, extract_terms, stem
-from specswarm.plan.critics.titles import (
+from specswarm.critics.items import Check, Facts, Item, Part, Relation, Relative, TreeItem, clamp
+from specswarm.critics.lenses import LENSES, Lens, lens_named
+from specswarm.critics.numbers import check_facts, check_sizing, check_units, contradicted_facts
+from specswarm.critics.overlap import check_overlap, check_repeats, split_boilerplate
+from specswarm.critics.quantities import Quantity, fact_unit, is_additive, numeric, parse_quantities
+from specswarm.critics.terms import Lexicon, Term, extract_terms, stem
+from specswarm.critics.titles import (
     contains_title,
     drop_aliases,
     near_duplicate,
@@ -73,8 +73,8 @@ from specswarm.plan.critics.titles import (
     repeated_lines,
     repeats_of,
 )
-from specswarm.plan.critics.tree import relatives_in_tree
-from specswarm.plan.critics.wording import (
+from specswarm.critics.tree import relatives_in_tree
+from specswarm.critics.wording import (
     check_concreteness,
     check_count,
     check_coverage,

@@ -1,0 +1,116 @@
+"""The language a plan is written in: the spec's ``language`` field, else the goal's script.
+
+:func:`plan_language` answers with a :class:`Language`: a code (``hi``, ``ja``; None when it is
+not known), a name for prompts ("Hindi", or the field as written), and the headings the rendered
+plan uses. Without a ``language`` field the language is read off the letters of the goal and
+its context: a script that one language mostly writes (Devanagari, kana, Hangul, Thai, ...)
+names it; Latin letters cannot tell English from Spanish, so they name none, and the prompts say
+nothing of the language (set ``language`` to ask for one).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+_SCRIPTS = {
+    "DEVANAGARI": "hi",
+    "HIRAGANA": "ja",
+    "KATAKANA": "ja",
+    "CJK": "zh",
+    "HANGUL": "ko",
+    "THAI": "th",
+    "ARABIC": "ar",
+    "CYRILLIC": "ru",
+    "GREEK": "el",
+    "HEBREW": "he",
+    "BENGALI": "bn",
+    "TAMIL": "ta",
+}
+"""The first word of a letter's Unicode name -> the language that script most often writes."""
+
+_HEADINGS: dict[str, tuple[str, ...]] = {
+    # code: (name in English, overview, schedule, provenance, status, swarm, part)
+    "en": ("English", "Overview", "Schedule", "Provenance", "Status", "Swarm", "Part"),
+    "hi": ("Hindi", "सारांश", "समय-सारणी", "स्रोत", "स्थिति", "झुंड", "भाग"),
+    "es": ("Spanish", "Resumen", "Calendario", "Procedencia", "Estado", "Enjambre", "Parte"),
+    "fr": ("French", "Vue d'ensemble", "Calendrier", "Provenance", "Statut", "Essaim", "Partie"),
+    "de": ("German", "Überblick", "Zeitplan", "Herkunft", "Status", "Schwarm", "Teil"),
+    "pt": ("Portuguese", "Visão geral", "Cronograma", "Proveniência", "Estado", "Enxame", "Parte"),
+    "it": ("Italian", "Panoramica", "Programma", "Provenienza", "Stato", "Sciame", "Parte"),
+    "ja": ("Japanese", "概要", "日程", "来歴", "状態", "スウォーム", "項目"),
+    "zh": ("Chinese", "概览", "日程", "来源", "状态", "群体", "部分"),
+    "ko": ("Korean", "개요", "일정", "출처", "상태", "스웜", "항목"),
+    "ru": ("Russian", "Обзор", "Расписание", "Происхождение", "Статус", "Рой", "Часть"),
+    "ar": ("Arabic", "نظرة عامة", "الجدول الزمني", "المصدر", "الحالة", "السرب", "الجزء"),
+}
+"""The rendered plan's headings in the languages they are written for (others: English)."""
+
+_NAMES = {"th": "Thai", "el": "Greek", "he": "Hebrew", "bn": "Bengali", "ta": "Tamil"}
+
+
+@dataclass(frozen=True)
+class Language:
+    """A plan's language: ``code`` (None: not known), ``name`` (for prompts; None: "the
+    language the goal is written in") and the rendered ``headings``."""
+
+    code: str | None
+    name: str | None
+    headings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def instruction(self) -> str:
+        """What a prompt says of the language to write in: "" when it is not known (a goal in
+        Latin letters with no ``language`` field: the prompts stay as they are)."""
+        if self.name is None:
+            return ""
+        return f"Write in {self.name}, the language of the goal."
+
+
+def _headings(code: str | None) -> dict[str, str]:
+    row = _HEADINGS.get(code or "en", _HEADINGS["en"])
+    keys = ("overview", "schedule", "provenance", "status", "swarm", "part")
+    return dict(zip(keys, row[1:], strict=True))
+
+
+def language_named(text: str) -> Language:
+    """The language a ``language`` field names: a code (``hi``) or a name (``Hindi``, any case);
+    one not in the catalogue is kept as written for prompts, with English headings."""
+    key = text.strip().casefold()
+    for code, row in _HEADINGS.items():
+        if key in (code, row[0].casefold()):
+            return Language(code, row[0], _headings(code))
+    for code, name in _NAMES.items():
+        if key in (code, name.casefold()):
+            return Language(code, name, _headings(code))
+    return Language(None, text.strip(), _headings(None))
+
+
+def script_language(text: str) -> str | None:
+    """The language code the letters of ``text`` point to, or None (mostly Latin letters, none,
+    or no script that names one). Kana among Han characters reads as Japanese."""
+    counts: Counter[str] = Counter()
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        word = unicodedata.name(ch, "").split(" ", 1)[0]
+        counts[_SCRIPTS.get(word, "latin" if word == "LATIN" else "other")] += 1
+    if not counts:
+        return None
+    if counts["ja"] and counts["zh"]:
+        counts["ja"] += counts.pop("zh")
+    top, n = counts.most_common(1)[0]
+    return top if top not in ("latin", "other") and n * 2 > sum(counts.values()) else None
+
+
+def plan_language(goal: str, context: str = "", declared: str | None = None) -> Language:
+    """The language of a plan: ``declared`` (the spec's ``language``) when given, else the one
+    the goal's and context's letters point to (:func:`script_language`), else unknown."""
+    if declared:
+        return language_named(declared)
+    code = script_language(f"{goal}\n{context}")
+    if code is None:
+        return Language(None, None, _headings(None))
+    name = _HEADINGS[code][0] if code in _HEADINGS else _NAMES.get(code)
+    return Language(code, name, _headings(code))
