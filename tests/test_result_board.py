@@ -165,3 +165,18 @@ def test_a_run_without_judged_results_exports_as_before() -> None:
     data = fold(sw.events).to_json()
     exported = next(c for c in data["root"]["children"] if c["id"] == leaf)
     assert set(exported["result"]) == {"id", "author", "output", "model"} and "drafts" not in exported
+
+
+def test_a_copy_of_the_counted_text_is_no_draft_in_the_markdown() -> None:
+    """Whether a racing executor wrote the counted text a second time depends on timing; the
+    Markdown, like the content digest, does not."""
+    sw, leaf = board()
+    res = write(sw, leaf, "- 09:00 Alfama walk")
+    judge(sw, res, True)
+    plain = render_plan(fold(sw.events), "markdown")
+    copy = write(sw, leaf, "-  09:00 Alfama walk", by=1)
+    judge(sw, copy, False)
+    plan = fold(sw.events)
+    assert [r.status for r in node(plan, leaf).results] == ["accepted", "rejected"]
+    assert "rejected draft" not in render_plan(plan, "markdown")
+    assert render_plan(plan, "markdown").count("Alfama") == plain.count("Alfama")

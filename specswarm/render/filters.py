@@ -254,14 +254,20 @@ def in_content_order(items: Any) -> list[Any]:
     return sorted(items or (), key=key)
 
 
-def rejected_drafts(drafts: Any) -> list[Any]:
-    """A leaf's rejected drafts (export dicts), each text once (two executors that raced on a
-    leaf may have written the same one), in the order they were written."""
-    seen: dict[str, Any] = {}
+def rejected_drafts(drafts: Any, counted: Any = None) -> list[Any]:
+    """A leaf's rejected drafts (export dicts), each text once and none with the text of the
+    ``counted`` result (two executors that raced on a leaf may have written the same one twice:
+    whether a copy was written depends on timing, what the leaf says does not), in the order
+    they were written."""
+
+    def text(d: Any) -> str:
+        return " ".join(str(d.get("output", "")).split()) if d else ""
+
+    seen: dict[str, Any] = {text(counted): None} if counted else {}
     for draft in drafts or ():
         if draft.get("status") == "rejected":
-            seen.setdefault(" ".join(str(draft.get("output", "")).split()), draft)
-    return list(seen.values())
+            seen.setdefault(text(draft), draft)
+    return [d for d in seen.values() if d is not None]
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
