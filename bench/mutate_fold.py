@@ -3,7 +3,8 @@
     python bench/mutate_fold.py [--tests tests/test_fold_properties.py ...] [--only NAME]
 
 Each mutant is one small edit of ``specswarm/plan/rules.py`` (the ranked-ballot rule, the
-first-past-the-quorum rule, the fallback to the best rejected split). For each, the repo's
+first-past-the-quorum rule, the fallback to the best rejected split) or of
+``specswarm/plan/results.py`` (the board's rule for leaf results). For each, the repo's
 ``specswarm/`` and ``tests/`` are copied into a temporary directory, the edit is applied there
 (never in the checkout) and the given tests run against the copy. A mutant is *killed* when a
 test fails, *survived* when all pass. The checkout's own rules must pass first (else the
@@ -24,9 +25,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = Path("specswarm/plan/rules.py")
-DEFAULT_TESTS = ("tests/test_fold.py", "tests/test_fold_properties.py")
-"""The fast example tests first: pytest stops at the first failure (``-x``), so a mutant they
-kill costs seconds, not a hypothesis search."""
+RESULTS = Path("specswarm/plan/results.py")
+DEFAULT_TESTS = ("tests/test_fold.py", "tests/test_fold_properties.py", "tests/test_result_board.py")
+"""The fast example tests of the split rules first: pytest stops at the first failure (``-x``),
+so a mutant they kill costs seconds, not a hypothesis search. The board's rule for results is
+caught by the property tests, and its rarer cases (texts two executors copied) by
+tests/test_result_board.py's examples."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,8 @@ class Mutant:
     what: str
     old: str
     new: str
+    path: Path = RULES
+    """The module the edit applies to."""
 
 
 MUTANTS = (
@@ -116,13 +122,80 @@ MUTANTS = (
         "return any(key == latest[2] for _, order, key in chain_of if order != latest[1])",
         "return any(set(key) & set(latest[2]) for _, order, key in chain_of if order != latest[1])",
     ),
+    Mutant(
+        "result-latest-quorum",
+        "of several accepted results of a leaf, the latest to reach the quorum counts",
+        "counted = min(candidates)[1] if candidates else None",
+        "counted = max(candidates)[1] if candidates else None",
+        RESULTS,
+    ),
+    Mutant(
+        "result-quorum-short",
+        "a result is accepted one approving vote short of the quorum",
+        "        if len(approvals) >= q:\n            done = approvals[q - 1]",
+        "        if len(approvals) >= max(1, q - 1):\n            done = approvals[max(1, q - 1) - 1]",
+        RESULTS,
+    ),
+    Mutant(
+        "result-any-claim",
+        "a result counts under a claim of another executor",
+        "if held is None or held.author != res.author or res.run != run",
+        "if held is None or res.run != run",
+        RESULTS,
+    ),
+    Mutant(
+        "result-fallback-early",
+        "the best rejected result counts before the leaf's revisions are used up",
+        "if not ranked or (len(set(said.values())) < chain and not stuck):",
+        "if not ranked:",
+        RESULTS,
+    ),
+    Mutant(
+        "result-fallback-pending",
+        "the best rejected result counts while another result is still pending",
+        "            return None  # pending: the quorum can still be reached",
+        "            continue",
+        RESULTS,
+    ),
+    Mutant(
+        "result-fallback-worst",
+        "the fallback takes the worst rejected result, not the best",
+        "return min(ranked)[3][2]",
+        "return max(ranked)[3][2]",
+        RESULTS,
+    ),
+    Mutant(
+        "result-chain-counts-copies",
+        "two rejected results with the same text count twice in the chain of revisions",
+        "len(set(said.values())) < chain",
+        "len(said) < chain",
+        RESULTS,
+    ),
+    Mutant(
+        "result-stuck-on-any-copy",
+        "the chain ends as soon as two rejected results share a text, revision or not",
+        "stuck = any(rev in said and said[rev] == said[rid] for rid, rev in revising)",
+        "stuck = len(set(said.values())) < len(said)",
+        RESULTS,
+    ),
 )
 
 
 def run_tests(root: Path, tests: list[str]) -> tuple[bool, float, str]:
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+        # whether a test fails is all that counts: failing examples are not shrunk
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "--hypothesis-profile=no-shrink",
+            *tests,
+        ],
         cwd=root,
         capture_output=True,
         text=True,
@@ -147,10 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="mutant names (default: all)")
     args = ap.parse_args(argv)
     chosen = [m for m in MUTANTS if args.only is None or m.name in args.only]
-    source = (REPO / RULES).read_text(encoding="utf-8")
+    sources = {m.path: (REPO / m.path).read_text(encoding="utf-8") for m in chosen}
     for m in chosen:
-        if source.count(m.old) != 1:
-            print(f"{m.name}: its edit no longer applies to {RULES} (update the mutant)", file=sys.stderr)
+        if sources[m.path].count(m.old) != 1:
+            print(f"{m.name}: its edit no longer applies to {m.path} (update the mutant)", file=sys.stderr)
             return 2
     with tempfile.TemporaryDirectory(prefix="specswarm-mutate-") as tmp:
         root = Path(tmp)
@@ -161,12 +234,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         killed = 0
         for m in chosen:
-            (root / RULES).write_text(source.replace(m.old, m.new), encoding="utf-8")
+            (root / m.path).write_text(sources[m.path].replace(m.old, m.new), encoding="utf-8")
             ok, secs, tail = run_tests(root, args.tests)
+            (root / m.path).write_text(sources[m.path], encoding="utf-8")
             killed += not ok
             verdict = "survived" if ok else "killed"
             print(f"{m.name:26} {verdict:8} {secs:5.0f} s  {m.what} ({tail})", flush=True)
-        (root / RULES).write_text(source, encoding="utf-8")
     print(f"killed {killed} of {len(chosen)} mutants ({', '.join(args.tests)})")
     return 0 if killed == len(chosen) else 1
 

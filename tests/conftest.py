@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import Phase, settings
 
 from specswarm.testing.synth import Swarm, complete_swarm
+
+settings.register_profile("no-shrink", phases=[Phase.explicit, Phase.reuse, Phase.generate])
+"""Failing examples are reported as found, not shrunk (``bench/mutate_fold.py`` only asks whether
+a test fails: shrinking a large event set takes minutes)."""
 
 
 @pytest.fixture

@@ -1017,6 +1017,17 @@ def test_only_a_scorers_first_decisive_ballot_counts() -> None:
     assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]
 
 
+def test_a_ballot_past_the_first_q_decisive_ones_changes_nothing() -> None:
+    sw = make_swarm(max_depth=1, select="best")
+    early, late = _approved_pair(sw)
+    s1, s2, s3 = scorers(sw)
+    sw.ballot(s1, ROOT, [late, early], lamport=11)
+    sw.ballot(s2, ROOT, [early, late], lamport=12)
+    assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]  # 3 to 3, mean 90
+    sw.ballot(s3, ROOT, [early], lamport=13)  # counted, early would win 4 to 3
+    assert fold(sw.events).root.accepted == late.id  # type: ignore[union-attr]
+
+
 def test_ballots_of_non_scorers_and_foreign_nodes_do_not_count() -> None:
     sw = make_swarm(max_depth=1, select="best")
     early, late = _approved_pair(sw)

@@ -63,6 +63,7 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "loops_cut": 0,
         "fitted": 1,
         "redone": 0,
+        "revised": 0,
         "sharpened": 0,
         "astray": 0,
         "off_task": 0,

@@ -82,9 +82,9 @@ def test_a_join_redecides_only_the_nodes_its_author_acted_on(monkeypatch: pytest
     decided: list[str] = []
     real = fold_module.decide_leaf
 
-    def counting(run, claims, results, roles):  # type: ignore[no-untyped-def]
+    def counting(run, claims, results, roles, judge=None):  # type: ignore[no-untyped-def]
         decided.append(next(iter(claims), "-"))
-        return real(run, claims, results, roles)
+        return real(run, claims, results, roles, judge)
 
     monkeypatch.setattr(fold_module, "decide_leaf", counting)
     stranger = Identity(b"\x74" * 32)

@@ -92,6 +92,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "select": "best",
             "ballot_wait": 600.0,
         },
+        "review": {"results": True},
         "model": {
             "backend": "gpt4all",
             "file": None,
@@ -119,6 +120,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
         "quorum",
         "roles",
         "tree",
+        "review",
         "model",
         "network",
         "access",
@@ -370,8 +372,8 @@ def test_spec_from_json_validates_too() -> None:
         spec_from_json(data, source="run 0123")
     assert str(info.value).splitlines() == [
         "run 0123:0: (root): missing required field 'name'",
-        "run 0123:0: colour: unknown key (expected one of: version, name, goal, context, "
-        "language, constraints, quorum, roles, prompts, tree, model, network, access, budget, output, cache)",
+        "run 0123:0: colour: unknown key (expected one of: version, name, goal, context, language, "
+        "constraints, quorum, roles, prompts, tree, review, model, network, access, budget, output, cache)",
         "run 0123:0: prompts: missing required field 'refine' (expected the template text)",
         "run 0123:0: prompts.score: Jinja2 syntax error in prompts.score:1: unexpected '}'",
         "run 0123:0: roles.scorer.count: 0 is less than the minimum 1 (expected an integer >= 1)",

@@ -13,6 +13,7 @@ from specswarm.spec import values
 SECTIONS: dict[tuple[str, ...], type[Any]] = {
     (): values.GoalSpec,
     ("tree",): values.TreeLimits,
+    ("review",): values.Review,
     ("model",): values.ModelSettings,
     ("model", "max_tokens"): values.TokenLimits,
     ("network",): values.NetworkSettings,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from specswarm.critics import Lens
+from specswarm.critics.results import Written
 from specswarm.model.base import GenerationRequest, OutputSchema
 from specswarm.model.parse import Child
 from specswarm.model.prompts import plain_critiques
@@ -65,6 +66,15 @@ class Ask:
     fewer: int = 0
     """(decompose) parts fewer than the strategy's target to ask for (at least the tree's
     minimum): earlier calls for the node gave up, so the next one asks for a smaller split."""
+    judged: bool = False
+    """(execute) the board judges the result (``review.results``): the prompt says what it
+    accepts, what the rest of the tree holds and, for a revision, what it rejected."""
+    planned: Sequence[Written] = ()
+    """(execute) what the counted results of other leaves plan (the ledger, compacted)."""
+    critique: Sequence[str] = ()
+    """(execute) what the board asked to fix in ``previous``, one line per problem."""
+    previous: str = ""
+    """(execute) the rejected result this one writes again."""
 
     @property
     def constraints(self) -> list[Constraint]:
@@ -111,6 +121,10 @@ class Ask:
             "avoid": list(self.avoid),
             "vague": self.vague,
             "leaf": node,
+            "judged": self.judged,
+            "planned": [{"title": w.title, "lines": list(w.lines)} for w in self.planned],
+            "critique": list(self.critique),
+            "previous": self.previous,
         }
 
 
@@ -130,6 +144,9 @@ class TaskCounts:
     redone: int = 0
     """Leaf results written again: they repeated a sibling leaf's result, broke the leaf's facts,
     did only sibling leaves' tasks (``astray``) or were general advice (``sharpened``)."""
+    revised: int = 0
+    """Leaf results written again after the board rejected them (``review.results``), with the
+    board's critique in the prompt."""
     sharpened: int = 0
     """Of ``redone``: results asked again for names, numbers and times (mostly general advice)."""
     astray: int = 0
@@ -162,6 +179,7 @@ class TaskCounts:
             "loops_cut": self.loops_cut,
             "fitted": self.fitted,
             "redone": self.redone,
+            "revised": self.revised,
             "sharpened": self.sharpened,
             "astray": self.astray,
             "off_task": self.off_task,

@@ -15,8 +15,9 @@ for raises :class:`~specswarm.errors.ReplayMissError` naming the prompt.
 :class:`ScriptedModel` answers instantly from a Python function. The default
 function, :func:`scripted_answer`, recognises the four default prompt
 templates and writes well-formed, deterministic answers derived from the
-prompt (a score; an execution list; and splits that the scorers' critics
-accept), so a whole swarm runs in tests and benchmarks with no model. Its
+prompt (a score; an execution list -- six specific lines for a result the board judges, other
+ones when it writes a rejected result again; and splits that the scorers' critics accept), so a
+whole swarm runs in tests and benchmarks with no model. Its
 splits: at the root, one distinct aspect per child (the names the spec says
 to mention first, the facts a sum constraint asks for); below the root, children
 that refine their node ("Transport for venue essentials": a component and the node's first two
@@ -325,10 +326,47 @@ def _execute_answer(prompt: str) -> str:
     )
 
 
+_PLACES = ["gate", "hall", "desk", "pier", "yard", "cafe", "shop", "room", "deck", "park", "stall", "lobby"]
+_SYLLABLES = ["ka", "ro", "mi", "te", "su", "na", "lo", "ve", "di", "pa", "go", "ri", "ma", "to", "be", "ki"]
+"""What the lines of a judged result name: a made-up name and a kind of place per line, picked by
+a hash of the task (names no other leaf's result holds, as a model's names would be)."""
+
+
+def _judged_answer(prompt: str) -> str:
+    """A result the board can judge: six lines, each naming its task, a time, a place (a made-up
+    name) and a reference number picked by a hash of the task (and, writing a rejected result
+    again, of that result: a revision says something else); a name the prompt says is planned
+    in other parts of the plan is not used again, as a model told so would not."""
+    task = _find(r"^Task: (.*?)(?: \(.*\))?$", prompt, "the task")
+    _, _, salt = prompt.partition("Your previous answer was rejected by the reviewers:")
+    _, _, planned = prompt.partition("Already planned in other parts of the plan")
+    taken = (planned + salt).lower()
+
+    def pick(i: int) -> int:
+        return int.from_bytes(hashlib.sha256(f"{task}\n{salt}\n{i}".encode()).digest()[:8], "big")
+
+    lines: list[str] = []
+    for i in range(60):
+        h = pick(i)
+        name = "".join(_SYLLABLES[(h >> (4 * k)) % len(_SYLLABLES)] for k in range(3)).capitalize()
+        if name.lower() in taken:
+            continue
+        place, ref = _PLACES[(h >> 16) % len(_PLACES)], (h >> 20) % 9000 + 1000
+        n = len(lines)
+        lines.append(
+            f"- {8 + n * 2:02d}:{h % 60:02d} {task}: the {name} {place}, reference {ref}, {n + 2} seats"
+        )
+        if len(lines) == 6:
+            break
+    return "\n".join(lines)
+
+
 def scripted_answer(req: GenerationRequest) -> str:
     """A deterministic, well-formed answer to a default-template prompt (no model)."""
     if "Proposed parts:" in req.prompt:
         return _score_answer(req.prompt)
+    if re.search(r"^Task: ", req.prompt, re.M) and "5 to 8 lines" in req.system:
+        return _judged_answer(req.prompt)
     if re.search(r"^Task: ", req.prompt, re.M):
         return _execute_answer(req.prompt)
     if re.search(r"^Goal to split: ", req.prompt, re.M):

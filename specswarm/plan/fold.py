@@ -12,8 +12,10 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 
 from specswarm.plan.index import EVERYTHING, JOIN, EventIndex
+from specswarm.plan.results import judge_results
 from specswarm.plan.rules import (
     AS_LEAF,
+    Judge,
     LeafDecision,
     SplitDecision,
     assign_roles,
@@ -210,24 +212,44 @@ class FoldState:
     ) -> SplitDecision:
         cached = self._decisions.get(node)
         if cached is None:
-            index = self._index
-            proposals = [index.proposals[pid] for pid in index.proposals_by_node.get(node, ())]
-            votes = {p.id: index.votes.get(p.id, {}).values() for p in proposals}
-            spec = self.spec
-            chain = spec.tree.max_revisions + 1 if spec is not None else None
-            best = spec is not None and spec.tree.select == "best"
-            ballots = index.ballots.get(node, {}).values() if best else None
-            cached = decide_split(run, node, proposals, votes, roles, q, n_scorers, chain, ballots)
-            self._decisions[node] = cached
+            cached = self._decisions[node] = split_decision(
+                self._index, self.spec, run, node, roles, q, n_scorers
+            )
         return cached
 
     def _decide_leaf(self, run: str, leaf: str, roles: Mapping[str, str]) -> LeafDecision:
         cached = self._leaf_decisions.get(leaf)
         if cached is None:
-            results = self._index.results.get(leaf, {}).values()
-            cached = decide_leaf(run, self._index.claims.get(leaf, {}), results, roles)
+            index = self._index
+            results = index.results.get(leaf, {}).values()
+            judge = board_judge(index, self.spec, run, leaf, roles)
+            cached = decide_leaf(run, index.claims.get(leaf, {}), results, roles, judge)
             self._leaf_decisions[leaf] = cached
         return cached
+
+
+def split_decision(
+    index: EventIndex, spec: GoalSpec | None, run: str, node: str, roles: Mapping[str, str], q: int, n: int
+) -> SplitDecision:
+    """:func:`decide_split` of ``node`` on the events ``index`` holds, by the spec's rules."""
+    proposals = [index.proposals[pid] for pid in index.proposals_by_node.get(node, ())]
+    votes = {p.id: index.votes.get(p.id, {}).values() for p in proposals}
+    chain = spec.tree.max_revisions + 1 if spec is not None else None
+    best = spec is not None and spec.tree.select == "best"
+    ballots = index.ballots.get(node, {}).values() if best else None
+    return decide_split(run, node, proposals, votes, roles, q, n, chain, ballots)
+
+
+def board_judge(
+    index: EventIndex, spec: GoalSpec | None, run: str, leaf: str, roles: Mapping[str, str]
+) -> Judge | None:
+    """The board's rule for ``leaf``'s results with their votes and the run's quorum, in a run
+    whose results the board judges (``review.results``); None in any other run."""
+    if spec is None or not spec.review.results:
+        return None
+    votes = {r: index.votes.get(r, {}).values() for r in index.results.get(leaf, {})}
+    q, n, chain = spec.quorum_size(), spec.roles.scorer.count, spec.tree.max_revisions + 1
+    return partial(judge_results, run, votes=votes, roles=roles, q=q, n_scorers=n, chain=chain)
 
 
 def _view_of(
@@ -237,12 +259,12 @@ def _view_of(
     leaf: LeafDecision | None,
     children: tuple[str, ...] = (),
 ) -> NodeView:
-    """A node's view: a leaf when ``leaf`` (its claims, winning claim and result) is given -- a
+    """A node's view: a leaf when ``leaf`` (its claims, winning claim and results) is given -- a
     declared leaf (no proposals) or a node no split served -- else a split node."""
-    claims, claim, result = leaf or ((), None, None)
+    claims, claim, result, results = leaf or ((), None, None, ())
     return NodeView(
         seed.id, seed.parent, seed.title, seed.detail, seed.depth, leaf is not None, seed.facts,
-        children, proposals, accepted, claims, claim, result,
+        children, proposals, accepted, claims, claim, result, results,
     )  # fmt: skip
 
 

@@ -37,10 +37,11 @@ class EventIndex:
         self.joins: dict[str, list[Event]] = {}
         self.proposals: dict[str, Event] = {}
         self.proposals_by_node: dict[str, set[str]] = {}
-        self.votes: dict[str, dict[tuple[str, str], Event]] = {}  # proposal -> (author, run) -> least
+        self.votes: dict[str, dict[tuple[str, str], Event]] = {}  # judged id -> (author, run) -> least
         self.ballots: dict[str, dict[str, Event]] = {}  # node -> ballot id -> ballot
         self.claims: dict[str, dict[str, Event]] = {}  # leaf -> claim id -> claim
         self.results: dict[str, dict[str, Event]] = {}  # leaf -> result id -> result
+        self.result_leaf: dict[str, str] = {}  # result id -> its leaf (a vote may judge a result)
         self.counts: dict[str, int] = {}
         self.by_author: dict[str, list[Event]] = {}
         """author -> its events that bear on a node (proposals, votes, ballots, claims, results)."""
@@ -78,9 +79,7 @@ class EventIndex:
             per_author = self.votes.setdefault(body.proposal, {})
             key = (event.author, event.run)  # a foreign run's vote must not hide this run's one
             per_author[key] = least(per_author.get(key), event)
-            prop = self.proposals.get(body.proposal)
-            if prop is not None and isinstance(prop.body, ProposalBody):
-                return touched or prop.body.node
+            return touched or self._judged_node(body.proposal)
         elif isinstance(body, BallotBody):
             self.ballots.setdefault(body.node, {})[event.id] = event
             return touched or body.node
@@ -89,6 +88,7 @@ class EventIndex:
             return touched or body.leaf
         elif isinstance(body, ResultBody):
             self.results.setdefault(body.leaf, {})[event.id] = event
+            self.result_leaf[event.id] = body.leaf
             return touched or body.leaf
         return touched
 
@@ -98,14 +98,22 @@ class EventIndex:
         for event in self.by_author.get(author, ()):
             body = event.body
             if isinstance(body, VoteBody):
-                prop = self.proposals.get(body.proposal)
-                if prop is not None and isinstance(prop.body, ProposalBody):
-                    nodes.add(prop.body.node)
+                judged = self._judged_node(body.proposal)
+                if judged is not None:
+                    nodes.add(judged)
             elif isinstance(body, ProposalBody | BallotBody):
                 nodes.add(body.node)
             elif isinstance(body, ClaimBody | ResultBody):
                 nodes.add(body.leaf)
         return nodes
+
+    def _judged_node(self, judged: str) -> str | None:
+        """The node whose decision a vote on ``judged`` bears on: a proposal's node, a result's
+        leaf; None while the judged event is not held (its arrival touches the node then)."""
+        prop = self.proposals.get(judged)
+        if prop is not None and isinstance(prop.body, ProposalBody):
+            return prop.body.node
+        return self.result_leaf.get(judged)
 
     def _choose_run(self) -> Event | None:
         """The run event of the run holding the most events (ties: least run event id), so a

@@ -18,12 +18,13 @@ takes the events that bear on one decision and returns the views. The rules:
   then the lesser id;
 * on a leaf, the least (lamport, author) live claim wins; a claim named in a later claim's
   ``supersedes`` is dead;
-* one result counts per leaf: the one under the least claim, then least id.
+* one result counts per leaf: the one under the least claim, then least id; in a run whose
+  results the board judges (``review.results``), the one :mod:`specswarm.plan.results` picks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from specswarm.plan.views import ClaimView, ProposalView, ResultView, VoteView
 from specswarm.protocol.bodies import (
@@ -41,8 +42,13 @@ from specswarm.protocol.events import Event, admission_valid
 
 SplitDecision = tuple[tuple[ProposalView, ...], str | None]
 """Every counted proposal of a node (accepted first), and the accepted one's id."""
-LeafDecision = tuple[tuple[ClaimView, ...], str | None, ResultView | None]
-"""Every counted claim on a leaf, the winning claim's id, and the counted result."""
+LeafDecision = tuple[tuple[ClaimView, ...], str | None, ResultView | None, tuple[ResultView, ...]]
+"""Every counted claim on a leaf, the winning claim's id, the counted result, and (results the
+board judges) every judged result."""
+Judge = Callable[[Mapping[str, Event], Iterable[Event]], tuple[tuple[ResultView, ...], ResultView | None]]
+"""The board's rule for a leaf's results (:func:`specswarm.plan.results.judge_results`, its
+votes and quorum given): (the leaf's executor claims by id, its results) -> (every judged
+result, the counted one)."""
 AS_LEAF = "leaf"
 """The accepted id :func:`decide_split` gives a node that none of its splits can serve: the
 fallback found every rejected split re-planning other parts of the tree (see
@@ -82,7 +88,8 @@ def assign_roles(run: Event, joins: Mapping[str, Iterable[Event]]) -> tuple[dict
     return roles, strategies
 
 
-def _vote_view(v: Event) -> VoteView:
+def vote_view(v: Event) -> VoteView:
+    """The view of a counted vote."""
     b = v.body
     assert isinstance(b, VoteBody)
     return VoteView(
@@ -163,7 +170,7 @@ def decide_split(
                 body.revises,
                 body.rationale,
                 prop.lamport,
-                tuple(_vote_view(v) for v in cast),
+                tuple(vote_view(v) for v in cast),
                 n_app,
                 n_rej,
                 None if mean is None else (mean + 500) // 1000,
@@ -269,9 +276,14 @@ def split_key(children: Iterable[Child]) -> tuple[str, ...]:
 
 
 def decide_leaf(
-    run: str, claims_held: Mapping[str, Event], results: Iterable[Event], roles: Mapping[str, str]
+    run: str,
+    claims_held: Mapping[str, Event],
+    results: Iterable[Event],
+    roles: Mapping[str, str],
+    judge: Judge | None = None,
 ) -> LeafDecision:
-    """Which claim on a leaf wins and which result counts (``claims_held``: claim id -> claim)."""
+    """Which claim on a leaf wins and which result counts (``claims_held``: claim id -> claim):
+    by the board's votes when ``judge`` is given, else the result under the least claim."""
     claims: dict[str, tuple[Event, ClaimBody]] = {
         cid: (c, c.body)
         for cid, c in claims_held.items()
@@ -284,6 +296,13 @@ def decide_leaf(
     }
     live = [c for cid, (c, _) in claims.items() if cid not in dead]
     winner = min(live, key=lambda c: c.order).id if live else None
+    views = tuple(
+        ClaimView(c.id, c.author, c.lamport, b.supersedes, c.id not in dead)
+        for c, b in sorted(claims.values(), key=lambda cb: cb[0].order)
+    )
+    if judge is not None:
+        judged, counted = judge({cid: c for cid, (c, _) in claims.items()}, results)
+        return views, winner, counted, judged
     best: tuple[tuple[int, str, str], Event, ResultBody] | None = None
     for res in results:
         body = res.body
@@ -298,9 +317,5 @@ def decide_leaf(
     result = None
     if best is not None:
         _, r, rb = best
-        result = ResultView(r.id, r.author, rb.claim, rb.output, rb.model)
-    views = tuple(
-        ClaimView(c.id, c.author, c.lamport, b.supersedes, c.id not in dead)
-        for c, b in sorted(claims.values(), key=lambda cb: cb[0].order)
-    )
-    return views, winner, result
+        result = ResultView(r.id, r.author, rb.claim, rb.output, rb.model, rb.revises, r.lamport)
+    return views, winner, result, ()

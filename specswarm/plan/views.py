@@ -80,6 +80,23 @@ class ResultView:
     claim: str
     output: str
     model: str
+    revises: str | None = None
+    """The rejected result this one writes again."""
+    lamport: int = 0
+    votes: tuple[VoteView, ...] = ()
+    """Counted votes (one per authorised scorer), in (lamport, author) order."""
+    approvals: int = 0
+    rejections: int = 0
+    mean_score: int | None = None
+    status: str | None = None
+    """accepted (counted: a quorum approved it, or the fallback once the revisions are used
+    up) | outvoted (approved, another counts) | rejected (quorum out of reach) | pending; None
+    in a run whose results are not judged (``review.results`` off)."""
+
+    @property
+    def judged(self) -> bool:
+        """Whether the board judges this result (``review.results``)."""
+        return self.status is not None
 
 
 @dataclass(frozen=True)
@@ -101,12 +118,17 @@ class NodeView:
     """Id of the winning live claim (leaves)."""
     result: ResultView | None
     """The one counted result (leaves)."""
+    results: tuple[ResultView, ...] = ()
+    """Leaves whose results the board judges: every counted result, the counted one first, then
+    in (lamport, author, id) order; empty when results are not judged."""
 
     @property
     def status(self) -> str:
         if self.leaf:
             if self.result is not None:
                 return "done"
+            if any(r.status == "pending" for r in self.results):
+                return "reviewing"
             return "claimed" if self.claim else "unclaimed"
         if self.accepted:
             return "split"
@@ -250,6 +272,15 @@ class Plan:
                 "votes": [vote(v) for v in p.votes],
             }
 
+        def result(r: ResultView) -> dict[str, Any]:
+            out: dict[str, Any] = {"id": r.id, "author": r.author, "output": r.output, "model": r.model}
+            if r.judged:
+                out["status"] = r.status
+                out["revises"] = r.revises
+                out["tally"] = {"approve": r.approvals, "reject": r.rejections, "mean_score": r.mean_score}
+                out["votes"] = [vote(v) for v in r.votes]
+            return out
+
         def node(n: NodeView) -> dict[str, Any]:
             acc = n.accepted_proposal
             out: dict[str, Any] = {
@@ -267,16 +298,9 @@ class Plan:
             }
             if n.leaf:
                 out["claim"] = n.claim
-                out["result"] = (
-                    {
-                        "id": n.result.id,
-                        "author": n.result.author,
-                        "output": n.result.output,
-                        "model": n.result.model,
-                    }
-                    if n.result
-                    else None
-                )
+                out["result"] = result(n.result) if n.result else None
+                if n.results:
+                    out["drafts"] = [result(r) for r in n.results if r is not n.result]
             return out
 
         spec = self.spec

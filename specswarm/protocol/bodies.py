@@ -131,7 +131,8 @@ class VoteBody:
 
     KIND: ClassVar[str] = "vote"
     proposal: str
-    """Id of the proposal judged."""
+    """Id of the event judged: a proposal, or (in a run with ``review.results``) a leaf's
+    result; the fold tells them apart by what the id names."""
     approve: bool
     """The verdict."""
     score: int
@@ -204,9 +205,15 @@ class ResultBody:
     """The leaf's content."""
     model: str
     """Name of the model that wrote it."""
+    revises: str | None = None
+    """Id of the rejected result this one writes again (absent in first results, and in every
+    result of a run whose results are not judged)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"leaf": self.leaf, "claim": self.claim, "output": self.output, "model": self.model}
+        out = {"leaf": self.leaf, "claim": self.claim, "output": self.output, "model": self.model}
+        if self.revises is not None:
+            out["revises"] = self.revises
+        return out
 
 
 Body: TypeAlias = RunBody | JoinBody | ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody
@@ -249,7 +256,14 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
         if kind == "claim":
             return ClaimBody(str(raw["leaf"]), raw["supersedes"])
         if kind == "result":
-            return ResultBody(str(raw["leaf"]), str(raw["claim"]), str(raw["output"]), str(raw["model"]))
+            revises = raw.get("revises")
+            return ResultBody(
+                str(raw["leaf"]),
+                str(raw["claim"]),
+                str(raw["output"]),
+                str(raw["model"]),
+                None if revises is None else str(revises),
+            )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EventError(f"malformed {kind} body: {type(exc).__name__}: {exc}") from None
     raise EventError(f"unknown event kind {kind!r}")
@@ -267,6 +281,10 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
             # a run made before ballots (its normalized spec has no tree.select) keeps the rule
             # it ran with: its logs must fold to the plan its peers agreed on
             raw = {**raw, "tree": {**tree, "select": "first"}}
+        if isinstance(raw, dict) and "review" not in raw:
+            # a run made before results were judged (no review section) keeps its rule too:
+            # the first result under the winning claim counts
+            raw = {**raw, "review": {"results": False}}
         return spec_from_json(raw)
     except SpecError as exc:
         first = exc.problems[0] if exc.problems else None

@@ -7,8 +7,9 @@ the export's data so that every value left depends on the content alone:
 
 - a peer is named by its role (``decomposer``, ``executor``; a scorer with its lens:
   ``concrete scorer``), not by its id;
-- a proposal is named by a hash of its strategy and children (``c3`` and 6 hex digits), a node
-  by its outline number (``root``, ``1``, ``1.2``);
+- a proposal is named by a hash of its strategy and children (``c3`` and 6 hex digits), a
+  judged result by a hash of its text (``r`` and 6 hex digits), a node by its outline number
+  (``root``, ``1``, ``1.2``);
 - votes and alternatives are listed in content order;
 - the run id, the digest, the participants and the event counts are left out (they belong in
   ``--report``); the content digest stays.
@@ -68,8 +69,12 @@ def _peer_labels(data: Mapping[str, Any]) -> dict[str, str]:
             labels[p["author"]] = "decomposer"  # its strategy is shown beside it
             for v in p["votes"]:
                 labels[v["author"]] = f"{v['lens']} scorer" if v.get("lens") else "scorer"
-        if node.get("result"):
-            labels[node["result"]["author"]] = "executor"
+        for r in [node.get("result"), *node.get("drafts", ())]:
+            if r is None:
+                continue
+            labels[r["author"]] = "executor"
+            for v in r.get("votes", ()):
+                labels[v["author"]] = f"{v['lens']} scorer" if v.get("lens") else "scorer"
         for child in node["children"]:
             visit(child)
 
@@ -81,6 +86,10 @@ def _peer_labels(data: Mapping[str, Any]) -> dict[str, str]:
 def _proposal_name(p: Mapping[str, Any]) -> str:
     digest = hashlib.sha256(canonical_bytes([p.get("strategy"), p.get("children")])).hexdigest()
     return "c3" + digest[:6]
+
+
+def _result_name(r: Mapping[str, Any]) -> str:
+    return "r" + hashlib.sha256(str(r.get("output", "")).encode()).hexdigest()[:6]
 
 
 def _rewrite_node(node: dict[str, Any], number: str, labels: Mapping[str, str]) -> None:
@@ -100,8 +109,21 @@ def _rewrite_node(node: dict[str, Any], number: str, labels: Mapping[str, str]) 
         node["proposed_by"]["author"] = labels.get(node["proposed_by"]["author"], "decomposer")
     if "claim" in node:
         node["claim"] = "claimed" if node["claim"] else None
-    if node.get("result"):
-        node["result"].pop("id", None)
-        node["result"]["author"] = "executor"
+    counted = node.get("result")
+    results: list[dict[str, Any]] = [r for r in [counted, *node.get("drafts", ())] if r is not None]
+    written = {r["id"]: _result_name(r) for r in results}
+    for r in results:
+        if r is counted:
+            r.pop("id", None)
+        else:
+            r["id"] = written[r["id"]]
+        r["author"] = "executor"
+        if r.get("revises"):
+            r["revises"] = written.get(r["revises"], "earlier")
+        if "votes" in r:
+            r["votes"] = in_content_order(r["votes"])
+            for v in r["votes"]:
+                v.pop("id", None)
+                v["author"] = labels.get(v["author"], "scorer")
     for i, child in enumerate(node["children"], 1):
         _rewrite_node(child, f"{number}.{i}" if number != "root" else str(i), labels)

@@ -254,6 +254,22 @@ def in_content_order(items: Any) -> list[Any]:
     return sorted(items or (), key=key)
 
 
+def rejected_drafts(drafts: Any, counted: Any = None) -> list[Any]:
+    """A leaf's rejected drafts (export dicts), each text once and none with the text of the
+    ``counted`` result (two executors that raced on a leaf may have written the same one twice:
+    whether a copy was written depends on timing, what the leaf says does not), in the order
+    they were written."""
+
+    def text(d: Any) -> str:
+        return " ".join(str(d.get("output", "")).split()) if d else ""
+
+    seen: dict[str, Any] = {text(counted): None} if counted else {}
+    for draft in drafts or ():
+        if draft.get("status") == "rejected":
+            seen.setdefault(text(draft), draft)
+    return [d for d in seen.values() if d is not None]
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 vote``, ``2 votes``."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
@@ -270,6 +286,7 @@ FILTERS = {
     "plural": plural,
     "failed_checks": failed_checks,
     "in_content_order": in_content_order,
+    "rejected_drafts": rejected_drafts,
     "prose": prose,
     "md_item": md_item,
 }

@@ -25,6 +25,7 @@ from specswarm.render.tree import fallback
 
 STYLE = {
     "done": "green",
+    "reviewing": "yellow",
     "claimed": "yellow",
     "unclaimed": "dim",
     "split": "cyan",
@@ -34,6 +35,7 @@ STYLE = {
 }
 MARK = {
     "done": "✔",
+    "reviewing": "?",
     "claimed": "…",
     "unclaimed": "·",
     "split": "▸",
@@ -89,6 +91,9 @@ def node_status(n: NodeView, names: Mapping[str, str], fallback: bool = False) -
     if n.leaf:
         if n.result is not None:
             return f"done by {_who(n.result.author, names)}"
+        pending = next((r for r in n.results if r.status == "pending"), None)
+        if pending is not None:
+            return f"result by {_who(pending.author, names)} under review, {len(pending.votes)} vote(s)"
         if n.claim:
             return f"claimed by {_who(n.claim_holder, names)}"
         return "unclaimed"

@@ -7,6 +7,7 @@ from specswarm.protocol.identity import short_id
 
 _MARK = {
     "done": "✔",
+    "reviewing": "?",
     "claimed": "…",
     "unclaimed": "·",
     "split": "▸",

@@ -23,6 +23,7 @@ from specswarm.spec.values import ModelSettings as ModelSettings
 from specswarm.spec.values import NetworkSettings as NetworkSettings
 from specswarm.spec.values import OutputSettings as OutputSettings
 from specswarm.spec.values import Prompts as Prompts
+from specswarm.spec.values import Review as Review
 from specswarm.spec.values import Role as Role
 from specswarm.spec.values import Roles as Roles
 from specswarm.spec.values import ScorerRole as ScorerRole

@@ -44,7 +44,21 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         *_SPLIT,
     ),
     "score": ("goal", "context", "language", "node", "ancestors", "proposal", "lens", *_SPLIT),
-    "execute": ("goal", "context", "language", "node", "leaf", "ancestors", "siblings", "avoid", "vague"),
+    "execute": (
+        "goal",
+        "context",
+        "language",
+        "node",
+        "leaf",
+        "ancestors",
+        "siblings",
+        "avoid",
+        "vague",
+        "judged",
+        "planned",
+        "critique",
+        "previous",
+    ),
 }
 """Task -> the variables its prompt template is given (docs/how-to/prompt-templates.md and the
 schema's ``prompts`` descriptions say what each one holds)."""
@@ -96,6 +110,15 @@ _RICH: dict[str, Any] = {
     "lens": {"name": "feasibility", "question": "Can each part be done as planned, in the time it has?"},
     "avoid": ["Kiyomizu-dera at 8:00, before the tour buses"],
     "vague": True,
+    "judged": True,
+    "planned": [
+        {
+            "title": "Fushimi Inari (1 day)",
+            "lines": ["06:30 the torii gates before the crowds", "Inari sushi, 600 JPY"],
+        }
+    ],
+    "critique": ["concrete: 3 item lines, 120 characters: write at least 5 lines and 200 characters"],
+    "previous": "- Visit the temples of Higashiyama",
 }
 """One value per variable, every optional one present (nested facts, siblings, critiques...)."""
 
@@ -119,7 +142,7 @@ _BARE: dict[str, dict[str, Any]] = {
         "ancestors": [_ROOT],
         "siblings": [],
     }
-    | {"avoid": [], "vague": False},
+    | {"avoid": [], "vague": False, "judged": False, "planned": [], "critique": [], "previous": ""},
 }
 """Per task, the values that can be empty at run time, empty (the root node, no siblings...)."""
 

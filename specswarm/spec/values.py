@@ -16,6 +16,9 @@ from typing import Any, Literal
 
 from specswarm.errors import SpecProblem
 from specswarm.spec._yaml import DocPath
+from specswarm.spec.model_values import OMITTED as OMITTED
+from specswarm.spec.model_values import ModelSettings as ModelSettings
+from specswarm.spec.model_values import TokenLimits as TokenLimits
 from specswarm.spec.quorum import Quorum, quorum_size
 from specswarm.spec.wording import Where
 
@@ -27,8 +30,6 @@ DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
 """Scorer lenses used when a spec declares none (see :mod:`specswarm.critics.lenses`)."""
 SCHEMA_NAME = "goal.schema.json"
 
-OMITTED = {"omitted": True}
-"""Field metadata: left out of the normalized spec at its default (older specs normalize as before)."""
 """``"majority"``, ``"all"``, a count k >= 1, or a fraction in (0, 1] of the scorers."""
 
 # --------------------------------------------------------------------------- value objects
@@ -146,57 +147,14 @@ class TreeLimits:
 
 
 @dataclass(frozen=True)
-class TokenLimits:
-    """Most tokens the model may generate, per task."""
+class Review:
+    """What the scorers judge besides splits."""
 
-    decompose: int = 400
-    """Per split."""
-    refine: int = 400
-    """Per revised split."""
-    score: int = 120
-    """Per rating."""
-    execute: int = 300
-    """Per leaf."""
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    """The model every peer runs (or the one a role's ``model`` section gives its peers)."""
-
-    backend: Literal["gpt4all", "replay", "scripted", "llama", "openai"] = "gpt4all"
-    """gpt4all (the embedded model), replay, scripted, llama, openai (an OpenAI-compatible API)."""
-    file: Path | None = None
-    """A GGUF file (absolute); None for the embedded default model."""
-    name: str | None = None
-    """gpt4all: a catalogue name, used when ``file`` is None. openai: the model id the endpoint
-    serves (None: the only one it lists)."""
-    base_url: str | None = field(default=None, metadata=OMITTED)
-    """openai: the endpoint's API root, e.g. ``http://localhost:11434/v1``."""
-    api_key_env: str = field(default="OPENAI_API_KEY", metadata=OMITTED)
-    """openai: the environment variable holding the API key (may be unset for a loopback URL)."""
-    timeout: float = field(default=300.0, metadata=OMITTED)
-    """openai: seconds one HTTP request may take before it counts as failed."""
-    retries: int = field(default=3, metadata=OMITTED)
-    """openai: how often a request is sent again after a 429, a 5xx or a dropped connection."""
-    shared: bool | None = field(default=None, metadata=OMITTED)
-    """One model service for all peers (``plan``): True; None (for now) or False: a copy each."""
-    temperature: float = 0.0
-    """Sampling temperature."""
-    top_k: int = 1
-    """Top-k sampling; 1 is greedy."""
-    seed: int = 42
-    """Random seed."""
-    repeat_penalty: float = 1.1
-    """Penalty on repeated tokens (stops small models from looping)."""
-    threads: int = 0
-    """CPU threads per model process; 0 (the default): one less than this machine's cores, at
-    least 1 (the swarm's own peers need the rest; see docs/MODELS.md)."""
-    cassette: Path | None = None
-    """Recorded outputs (absolute): replayed by ``replay``, recorded into by real backends."""
-    max_tokens: TokenLimits = TokenLimits()
-    """Generation limits per task."""
-    model_weight: float = 0.2
-    """Weight (0..1) of the model's rating in a scorer's score; the rest is mechanical."""
+    results: bool = True
+    """Leaf results go through the board: the scorers vote on each one, a quorum of approvals
+    accepts it, a rejected one is written again with the critique (up to
+    ``tree.max_revisions`` times, then the best rejected one counts). False: the first result
+    under the winning claim counts unjudged (the rule of runs made before results were judged)."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +251,8 @@ class GoalSpec:
     """Prompt template text for each task."""
     tree: TreeLimits = TreeLimits()
     """Tree shape limits."""
+    review: Review = Review()
+    """What the scorers judge besides splits (leaf results)."""
     model: ModelSettings = ModelSettings()
     """The local model."""
     network: NetworkSettings = NetworkSettings()

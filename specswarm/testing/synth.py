@@ -23,7 +23,9 @@ _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ no
 
 def minimal_spec(**overrides: Any) -> dict[str, Any]:
     """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts, the scripted
-    model and an open swarm; ``overrides`` replace top-level sections (defaults fill the rest)."""
+    model, an open swarm and results counted unjudged (``review.results`` off: a synthetic result
+    counts without the scorers' votes; ``review={"results": True}`` for the board's rule);
+    ``overrides`` replace top-level sections (defaults fill the rest)."""
     data: dict[str, Any] = {
         "name": "synthetic",
         "goal": "Plan a weekend in Lisbon",
@@ -37,6 +39,7 @@ def minimal_spec(**overrides: Any) -> dict[str, Any]:
         "prompts": dict.fromkeys(TASKS, _STUB_PROMPT),
         "model": {"backend": "scripted"},
         "access": {"mode": "open"},
+        "review": {"results": False},
     }
     data.update(overrides)
     return spec_from_mapping(data, name="synthetic").to_json()
@@ -162,12 +165,24 @@ class Swarm:
     ) -> Event:
         return self.emit(who, "claim", {"leaf": leaf, "supersedes": supersedes}, lamport)
 
-    def result(self, who: Identity, leaf: str, claim: Event, output: str | None = None) -> Event:
-        return self.emit(
-            who,
-            "result",
-            {"leaf": leaf, "claim": claim.id, "output": output or f"Result for {leaf}", "model": "synthetic"},
-        )
+    def result(
+        self,
+        who: Identity,
+        leaf: str,
+        claim: Event,
+        output: str | None = None,
+        revises: str | None = None,
+        lamport: int | None = None,
+    ) -> Event:
+        body = {
+            "leaf": leaf,
+            "claim": claim.id,
+            "output": output or f"Result for {leaf}",
+            "model": "synthetic",
+        }
+        if revises is not None:
+            body["revises"] = revises
+        return self.emit(who, "result", body, lamport)
 
     def accept(
         self,
@@ -188,12 +203,18 @@ class Swarm:
         return prop
 
     def finish_leaves(self) -> None:
+        """Claim and execute every open leaf; where the board judges results, every scorer
+        approves each one."""
         state = FoldState(self.events)
-        for i, node in enumerate(state.plan().leaves()):
+        plan = state.plan()
+        judged = plan.spec is not None and plan.spec.review.results
+        for i, node in enumerate(plan.leaves()):
             if node.result is None:
                 ex = self.peers["executor"][i % len(self.peers["executor"])]
                 c = self.claim(ex, node.id)
-                self.result(ex, node.id, c)
+                res = self.result(ex, node.id, c)
+                for scorer in self.peers["scorer"] if judged else ():
+                    self.vote(scorer, res, True, 80 + self.rng.randrange(20))
 
 
 def complete_swarm(

@@ -48,6 +48,11 @@ def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
 
 
 def _leaf_stuck(n: NodeView, roles_alive: set[str], names: dict[str, str]) -> str:
+    pending = [r for r in n.results if r.status == "pending"]
+    if pending:
+        votes = max(len(r.votes) for r in pending)
+        alive = "" if "scorer" in roles_alive else "; no scorer is alive"
+        return f"its result awaits the board's votes ({votes} cast; leaves are judged in tree order){alive}"
     if "executor" not in roles_alive:
         return "no executor is alive"
     if n.claim:

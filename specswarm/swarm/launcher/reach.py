@@ -32,6 +32,8 @@ def out_of_reach(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
     quorum = plan.spec.quorum_size()
     if to_split:
         short += _short(peers, "scorer", quorum, f"the quorum; {len(to_split)} node(s) still to split")
+    elif open_leaves and plan.spec.review.results:
+        short += _short(peers, "scorer", quorum, f"the quorum; {open_leaves} leaf result(s) still to judge")
     if unproposed:
         short += _short(peers, "decomposer", 1, f"{len(unproposed)} node(s) with no live proposal")
     leaves = f"{open_leaves} leaf/leaves open" if open_leaves else "the plan's leaves are still to come"

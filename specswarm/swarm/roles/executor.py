@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from specswarm.critics import repeats_of
 from specswarm.model.base import Model
+from specswarm.plan.ledger import ready_to_write
 from specswarm.plan.views import NodeView, Plan
-from specswarm.protocol.bodies import ClaimBody, ResultBody
+from specswarm.protocol.bodies import ClaimBody
 from specswarm.protocol.identity import short_id
-from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of, spread, tree_orders
+from specswarm.swarm.roles.base import spread, tree_orders
+from specswarm.swarm.roles.writing import LeafWriter, holder_work, latest_result, writable_now
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -43,7 +44,7 @@ CLAIM_WINDOWS = 4
 """A rank's wait and a claimant's settle window are at most claim_timeout / CLAIM_WINDOWS."""
 
 
-class Executor(ModelRole):
+class Executor(LeafWriter):
     name = "executor"
 
     def __init__(
@@ -65,10 +66,13 @@ class Executor(ModelRole):
         """leaf id -> when this executor first saw it claimable (unclaimed, or its holder gone)."""
         self._ranking = RankCache()
 
-    def holder_gone(self, node: Node, holder: str, claim_id: str) -> bool:
+    def holder_gone(self, node: Node, holder: str, claim_id: str, since: str = "") -> bool:
+        """Whether ``holder`` of ``claim_id`` is gone: unheard for long, or silent past the claim
+        timeout, counted from when this executor first saw the claim (with ``since``, a result
+        written under it: a holder whose result the board rejected gets its time to revise)."""
         if holder == node.peer_id:
             return False
-        first = self.seen(claim_id)
+        first = self.seen(f"{claim_id}{since}")
         # the holder settles for a window (_claim_and_run) before it starts: the timeout
         # counts from then, or every claim in a large swarm timed out while settling
         if trio.current_time() - first > self.claim_timeout + self._window(node):
@@ -78,10 +82,15 @@ class Executor(ModelRole):
     async def act(self, node: Node, plan: Plan) -> None:
         if plan.spec is None:
             return
-        open_leaves = [n for n in plan.leaves() if n.result is None]
+        judged = plan.spec.review.results
+        # open: without a counted result; where the board judges results, one whose holder has
+        # work to do (a result awaiting the board's votes holds nobody up)
+        open_leaves = [n for n in plan.leaves() if n.result is None and (not judged or holder_work(n))]
         # 1. finish what I hold (e.g. after a restart or a resume)
         for leaf in open_leaves:
             if leaf.claim and leaf.claim_holder == node.peer_id and not self.backing_off(leaf.id):
+                if judged and not writable_now(plan, leaf):
+                    continue  # what its prompt holds is not all here yet
                 await self._execute(node, plan, leaf, leaf.claim)
                 return
         # 2. claim something unclaimed, or take over a dead holder's claim: in tree order, so
@@ -126,11 +135,15 @@ class Executor(ModelRole):
         of those leaves falls to (:func:`assign_leaves`)."""
         orders = tree_orders(plan)
         busy = {n.claim_holder for n in open_leaves if n.claim_holder}
+        judged = plan.spec is not None and plan.spec.review.results
         claimable: list[tuple[NodeView, bool]] = []
         for leaf in sorted(open_leaves, key=lambda n: (orders.get(n.id, (0, ())), n.id)):
-            holder = leaf.claim_holder
-            gone = bool(holder and leaf.claim and self.holder_gone(node, holder, leaf.claim))
-            if leaf.claim is not None and not gone:
+            holder, last = leaf.claim_holder, latest_result(leaf) if judged else None
+            since = f"/{last.id}" if last is not None else ""
+            gone = bool(holder and leaf.claim and self.holder_gone(node, holder, leaf.claim, since))
+            # where the board judges results, a leaf is written once the tree before it is
+            # settled (what it is told of the rest of the tree is then the same in every run)
+            if (leaf.claim is not None and not gone) or (judged and not ready_to_write(plan, leaf)):
                 self._claimable.pop(leaf.id, None)
                 continue
             claimable.append((leaf, gone))
@@ -164,85 +177,6 @@ class Executor(ModelRole):
             log.info("executor: lost the race for %s; moving on", leaf_id)
             return
         await self._execute(node, plan, leaf, claim.id)
-
-    async def _execute(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
-        from specswarm.model import tasks
-
-        spec = plan.spec
-        assert spec is not None
-        ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
-        retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
-        output = await self.think(
-            node,
-            leaf.id,
-            lambda model: tasks.execute(
-                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks, **retry
-            ),
-        )
-        if output is None:
-            return
-        # a result that repeats an earlier sibling's is written once more: compared with the
-        # siblings before it only, once they are written, so the same plan gets the same
-        # results whichever executor finished first
-        repeated = repeats_of(output, await self._earlier_results(node, leaf))
-        if repeated:
-            again = await self.think(
-                node,
-                leaf.id,
-                lambda model: tasks.redo(
-                    model, spec, leaf, ancestors, repeated, siblings=siblings, counts=node.counters.tasks
-                ),
-            )
-            output = again if again is not None else output
-        if self._outrun(node, leaf.id, claim_id):
-            return
-        model_name = self._model.name if self._model is not None else "?"
-        await node.publish(
-            ResultBody(leaf=leaf.id, claim=claim_id, output=output[:19000], model=model_name[:190])
-        )
-        self.executed += 1
-
-    def _outrun(self, node: Node, leaf_id: str, claim_id: str) -> bool:
-        """Whether the result just written for ``leaf_id`` under ``claim_id`` is not worth
-        publishing: the leaf has a result already, or an older claim we heard of while writing
-        holds it (its holder alive: it publishes). Counted (``results_withheld``): a result
-        not sent is one event fewer for every peer to fetch and hold."""
-        leaf = node.plan().nodes.get(leaf_id)
-        if leaf is None:
-            return False
-        holder = leaf.claim_holder
-        outrun = leaf.result is not None or (
-            leaf.claim is not None
-            and leaf.claim != claim_id
-            and holder is not None
-            and not self.holder_gone(node, holder, leaf.claim)
-        )
-        if outrun:
-            node.counters.results_withheld += 1
-            log.info("executor: %s was written by another or an older claim holds it; not sent", leaf_id)
-        return outrun
-
-    async def _earlier_results(self, node: Node, leaf: NodeView) -> list[str]:
-        """The results of the siblings before ``leaf``, once all are written. Waiting stops early
-        (with those written so far) when one of them is held by no live executor, and after
-        ``claim_timeout`` seconds: a failure is not waited out here (it is taken over)."""
-        earlier: list[NodeView] = []
-        with trio.move_on_after(self.claim_timeout):
-            while True:
-                plan = node.plan()
-                parent = plan.nodes.get(leaf.parent or "")
-                kids = parent.children if parent is not None else ()
-                earlier = [plan.nodes[c] for c in kids[: kids.index(leaf.id)]] if leaf.id in kids else []
-                open_ = [s for s in earlier if s.result is None]
-                if not open_ or any(self._unattended(node, s) for s in open_):
-                    break
-                await node.wait_changed(1.0)
-        return [s.result.output for s in earlier if s.result is not None]
-
-    def _unattended(self, node: Node, leaf: NodeView) -> bool:
-        """No live executor is working on ``leaf``: unclaimed, or its holder is gone."""
-        holder = leaf.claim_holder
-        return holder is None or (leaf.claim is not None and self.holder_gone(node, holder, leaf.claim))
 
 
 class RankCache:

@@ -20,7 +20,12 @@ planned beside its branch (siblings of it and of its ancestors) and every other 
 not below it (:func:`~specswarm.critics.relatives_in_tree`), so a child that re-plans a
 stage another branch holds is caught. Nodes are judged in turn, in breadth-first order
 (:func:`~specswarm.swarm.roles.base.node_in_turn`): a split is voted on once every node before
-its node is settled, so the tree it is judged against is the same in every run."""
+its node is settled, so the tree it is judged against is the same in every run.
+
+Where the board judges leaf results (``review.results``), a scorer also votes once on each
+result of the leaf in turn (:func:`~specswarm.plan.ledger.result_in_turn`: leaves are judged in
+tree order, each against the results before it) through the board's four checks
+(:func:`result_vote`: no model call); that comes first, splits wait for their node's turn."""
 
 from __future__ import annotations
 
@@ -31,9 +36,11 @@ from typing import TYPE_CHECKING
 import trio
 
 from specswarm import critics
+from specswarm.critics.results import check_result, verdict
 from specswarm.model.base import Model
+from specswarm.plan.ledger import result_in_turn, result_task
 from specswarm.plan.rules import chain_ended, content_key
-from specswarm.plan.views import NodeView, Plan, ProposalView, VoteView
+from specswarm.plan.views import NodeView, Plan, ProposalView, ResultView, VoteView
 from specswarm.protocol.bodies import BallotBody, VoteBody
 from specswarm.spec import GoalSpec
 from specswarm.swarm.roles.base import UNHEARD, ModelRole, node_in_turn, owner_slots, owners_of
@@ -63,6 +70,8 @@ class Scorer(ModelRole):
         if spec is None:
             return
         self.seen("run")
+        if spec.review.results and await self._judge_result(node, plan):
+            return
         n = node_in_turn(plan)
         if n is None:
             return
@@ -123,6 +132,17 @@ class Scorer(ModelRole):
         self.balloted[n.id] = frozenset(p.id for p in ranking)
         await node.publish(BallotBody(node=n.id, ranking=tuple(p.id for p in ranking)))
 
+    async def _judge_result(self, node: Node, plan: Plan) -> bool:
+        """Vote on a result of the leaf in turn (:func:`~specswarm.plan.ledger.result_in_turn`)
+        that awaits this scorer's vote; whether one was cast."""
+        leaf = result_in_turn(plan)
+        for r in leaf.results if leaf is not None else ():
+            if r.status == "pending" and all(v.author != node.peer_id for v in r.votes):
+                assert leaf is not None
+                await node.publish(result_vote(plan, leaf, r, self.lens.name))
+                return True
+        return False
+
     async def _vote(self, node: Node, plan: Plan, n: NodeView, p: ProposalView, spec: GoalSpec) -> None:
         from specswarm.model import tasks
 
@@ -177,6 +197,23 @@ class Scorer(ModelRole):
                 model=rated_by[:190] if rated_by else None,
             )
         )
+
+
+def result_vote(plan: Plan, leaf: NodeView, result: ResultView, lens: str) -> VoteBody:
+    """A scorer's vote on a leaf's result: the board's four checks
+    (:mod:`specswarm.critics.results`) against the tree before the leaf; approved when
+    every check passes. No model call: the checks are the same for every scorer."""
+    checks = check_result(result.output, result_task(plan, leaf))
+    score, approve = verdict(checks)
+    return VoteBody(
+        proposal=result.id,
+        approve=approve,
+        score=score,
+        critique=critics.critique(checks)[:CRITIQUE_CHARS] or "no problems found",
+        checks=tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks),
+        model_score=None,
+        lens=lens,
+    )
 
 
 def board_rank(p: ProposalView) -> tuple[int, float, str, int, str, str]:

@@ -1,0 +1,161 @@
+"""The ledger across the tree: what the counted results already plan, and where a leaf stands,
+as pure views of the folded plan (no coordinator keeps it: every peer reads it off its plan).
+
+Leaves are judged and written in tree order (depth first, children in order: :meth:`Plan.walk`),
+so that what a leaf is compared with is the same in every run whatever the timing:
+
+* :func:`result_in_turn` -- the leaf whose results the scorers judge now: the first node in tree
+  order that is not settled, when it is a leaf (a node not split yet holds back the leaves after
+  it: its own leaves come before them);
+* :func:`ready_to_write` -- a leaf an executor may write: every node before it is settled, but
+  for its own sibling leaves (they are written side by side; the board compares it with the
+  ones before it when its turn comes);
+* :func:`ledger` -- the counted results of the leaves before a leaf (its siblings' included or
+  not), each as its item lines;
+* :func:`result_task` -- what the board judges a leaf's result against
+  (:class:`~specswarm.critics.results.ResultTask`);
+* :func:`compact` -- the ledger as an executor's prompt names it (the entries nearest its leaf).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from specswarm.critics.results import ResultTask, Written
+from specswarm.critics.shingles import Weights, cosine, item_lines, shingles
+from specswarm.plan.views import ROOT, NodeView, Plan
+
+
+def kin_of(plan: Plan, n: NodeView) -> set[str]:
+    """The ids of ``n``'s parent's children (``n`` among them); empty for the root."""
+    parent = plan.nodes.get(n.parent) if n.parent is not None else None
+    return set(parent.children) if parent is not None else set()
+
+
+def settled(n: NodeView) -> bool:
+    """A split node whose split is accepted, a leaf with a counted result."""
+    return n.result is not None if n.leaf else n.accepted is not None
+
+
+def result_in_turn(plan: Plan) -> NodeView | None:
+    """The leaf whose results are judged now (see the module docstring), or None."""
+    for n in plan.walk():
+        if not settled(n):
+            return n if n.leaf else None
+    return None
+
+
+def ready_to_write(plan: Plan, leaf: NodeView) -> bool:
+    """Whether every node before ``leaf`` in tree order is settled, its sibling leaves aside."""
+    siblings = kin_of(plan, leaf)
+    for n in plan.walk():
+        if n.id == leaf.id:
+            return True
+        if not settled(n) and not (n.leaf and n.id in siblings):
+            return False
+    return False
+
+
+def numbers(plan: Plan) -> dict[str, str]:
+    """node id -> its outline number ("", "1", "2.1"), as the Markdown export numbers it."""
+    out = {ROOT: ""}
+    for n in plan.walk():
+        for i, child in enumerate(n.children, 1):
+            out[child] = f"{out[n.id]}.{i}" if out[n.id] else str(i)
+    return out
+
+
+def ledger(plan: Plan, leaf: NodeView, *, siblings: bool = True) -> list[Written]:
+    """The counted results of the leaves before ``leaf`` in tree order (without its own sibling
+    leaves' when ``siblings`` is False), each as its item lines."""
+    kin = kin_of(plan, leaf) if not siblings else set()
+    nums = numbers(plan)
+    out = []
+    for n in plan.walk():
+        if n.id == leaf.id:
+            break
+        if n.leaf and n.result is not None and n.id not in kin:
+            out.append(Written(n.title, tuple(item_lines(n.result.output)), nums.get(n.id, "")))
+    return out
+
+
+def _said(n: NodeView) -> str:
+    return " ".join([n.title, n.detail, *(f"{k} {v}" for k, v in n.facts.items())])
+
+
+def path_of(plan: Plan, n: NodeView) -> list[NodeView]:
+    """The nodes from the root down to ``n``'s parent."""
+    out = []
+    cur = n
+    while cur.parent is not None and cur.parent in plan.nodes:
+        cur = plan.nodes[cur.parent]
+        out.append(cur)
+    return list(reversed(out))
+
+
+def own_text(plan: Plan, n: NodeView) -> str:
+    """What ``n`` is about: its and its ancestors' (below the root) titles, details and facts."""
+    return " ".join(_said(a) for a in [*path_of(plan, n)[1:], n])
+
+
+def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
+    """What the board judges a result of ``leaf`` against: its facts, what its task says, its
+    own text and the other nodes' (its siblings, the stages beside its branch, every node
+    before it in tree order, its ancestors aside), the ledger of the results before it."""
+    path = path_of(plan, leaf)
+    above = {a.id for a in path}
+    nums = numbers(plan)
+    others: dict[str, str] = {}
+
+    def add(nodes: Iterable[NodeView]) -> None:
+        # another node's text: its own and its ancestors' that are not the leaf's (a sibling is
+        # its own words alone: the parent's words are the leaf's too)
+        for o in nodes:
+            if o.id != leaf.id and o.id not in above and o.id != ROOT:
+                mine = [a for a in path_of(plan, o) if a.id not in above]
+                others[f'"{o.title}" ({nums.get(o.id, "?")})'] = " ".join(_said(a) for a in [*mine, o])
+
+    for a in [*path, leaf]:
+        add(plan.nodes[c] for c in sorted(kin_of(plan, a)) if c in plan.nodes)
+    walked = plan.walk()
+    add(walked[: next((i for i, n in enumerate(walked) if n.id == leaf.id), len(walked))])
+    spec = plan.spec
+    task = " ".join([spec.goal, spec.context] if spec else [])
+    task += " " + " ".join(_said(a) for a in [*path, leaf])
+    return ResultTask(leaf.facts, task, own_text(plan, leaf), others, tuple(ledger(plan, leaf)))
+
+
+PLANNED_LEAVES = 6
+"""Leaves an executor's prompt names from the ledger, at most (the ones most like its leaf)."""
+PLANNED_LINES = 3
+"""Item lines named per leaf, at most (the ones most like its leaf)."""
+PLANNED_CHARS = 80
+"""Characters of an item line named, at most."""
+
+
+def compact(plan: Plan, leaf: NodeView, written: Sequence[Written]) -> list[Written]:
+    """The ledger as an executor's prompt names it: the :data:`PLANNED_LEAVES` entries most like
+    ``leaf`` (weighted shingle cosine with its own text), each with its :data:`PLANNED_LINES`
+    lines most like it, cut to :data:`PLANNED_CHARS`; in tree order. What a small model is most
+    likely to write again is what is nearest to its task."""
+    if not written:
+        return []
+    own = shingles(own_text(plan, leaf))
+    lines = [shingles(line) for w in written for line in w.lines]
+    w = Weights([own, *lines])
+
+    def near(text: str) -> float:
+        return cosine(shingles(text), own, w)
+
+    ranked = sorted(range(len(written)), key=lambda i: (-near(" ".join(written[i].lines)), i))
+    out = []
+    for i in sorted(ranked[:PLANNED_LEAVES]):
+        entry = written[i]
+        best = sorted(range(len(entry.lines)), key=lambda j: (-near(entry.lines[j]), j))[:PLANNED_LINES]
+        cut = tuple(_cut(entry.lines[j]) for j in sorted(best))
+        out.append(Written(entry.title, cut, entry.number))
+    return out
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= PLANNED_CHARS else line[: PLANNED_CHARS - 1].rstrip() + "…"

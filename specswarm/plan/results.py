@@ -1,0 +1,118 @@
+"""The fold's rule for leaf results the board judges (``review.results``): a pure function of
+the events, as :mod:`specswarm.plan.rules` is (which keeps the older rule for runs without it:
+the result under the least claim counts, unjudged).
+
+* a result is judged when its author holds a claim on the leaf (live or superseded) in this
+  run; one vote per authorised scorer counts, its least (lamport, id) one;
+* a result is *accepted* when approving votes of distinct scorers reach the quorum. Of several
+  accepted ones, the one whose quorum-completing vote is least in (lamport, author) counts,
+  then the higher mean score, then the lesser id (the ``tree.select: first`` rule of splits);
+* a result is *rejected* when its rejections exceed n - q (the quorum is out of reach); a
+  rejected result is written again (``ResultBody.revises``) by an executor;
+* every run delivers: with none accepted and none pending, once the leaf holds ``chain``
+  (``tree.max_revisions + 1``) rejected results of distinct texts, or a rejected revision says
+  word for word what the result it revises said (the greedy model is stuck), the best rejected
+  one counts: the most approving votes, then the highest mean score, then its text, then
+  (lamport, author, id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from specswarm.plan.rules import vote_view
+from specswarm.plan.views import ResultView
+from specswarm.protocol.bodies import ResultBody, VoteBody
+from specswarm.protocol.events import Event
+
+Judged = tuple[tuple[ResultView, ...], ResultView | None]
+"""Every judged result of a leaf (the counted one first), and the counted one."""
+
+
+def judge_results(
+    run: str,
+    claims: Mapping[str, Event],
+    results: Iterable[Event],
+    votes: Mapping[str, Iterable[Event]],
+    roles: Mapping[str, str],
+    q: int,
+    n_scorers: int,
+    chain: int,
+) -> Judged:
+    """Which result of a leaf counts, by the board's votes. ``claims``: the leaf's claims by
+    this run's executors (id -> claim); ``votes``: result id -> the least vote of each author
+    (any run: only this run's votes by authorised scorers count)."""
+    judged: list[tuple[Event, ResultBody, list[Event], int, int, int | None]] = []
+    candidates: list[tuple[tuple[int, str, int, str], str]] = []
+    for res in results:
+        body = res.body
+        held = claims.get(body.claim) if isinstance(body, ResultBody) else None
+        if held is None or held.author != res.author or res.run != run or not isinstance(body, ResultBody):
+            continue
+        cast = sorted(
+            (v for v in votes.get(res.id, ()) if v.run == run and roles.get(v.author) == "scorer"),
+            key=lambda v: v.order,
+        )
+        approvals = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve]
+        scores = [v.body.score for v in cast if isinstance(v.body, VoteBody)]
+        mean = (sum(scores) * 1000 // len(scores)) if scores else None
+        if len(approvals) >= q:
+            done = approvals[q - 1]
+            candidates.append(((done.lamport, done.author, -(mean or 0), res.id), res.id))
+        judged.append((res, body, cast, len(approvals), len(cast) - len(approvals), mean))
+    counted = min(candidates)[1] if candidates else None
+    if counted is None:
+        counted = _best_rejected(judged, q, n_scorers, chain)
+    views = []
+    for res, body, cast, n_app, n_rej, mean in judged:
+        if res.id == counted:
+            status = "accepted"
+        elif n_app >= q:
+            status = "outvoted"
+        elif n_rej > n_scorers - q:
+            status = "rejected"
+        else:
+            status = "pending"
+        views.append(
+            ResultView(
+                res.id,
+                res.author,
+                body.claim,
+                body.output,
+                body.model,
+                body.revises,
+                res.lamport,
+                tuple(vote_view(v) for v in cast),
+                n_app,
+                n_rej,
+                None if mean is None else (mean + 500) // 1000,
+                status,
+            )
+        )
+    views.sort(key=lambda r: (r.id != counted, r.lamport, r.author, r.id))
+    return tuple(views), (views[0] if counted is not None else None)
+
+
+def _best_rejected(
+    judged: Iterable[tuple[Event, ResultBody, list[Event], int, int, int | None]],
+    q: int,
+    n_scorers: int,
+    chain: int,
+) -> str | None:
+    """The fallback of :func:`judge_results`: the best rejected result once the leaf's chain of
+    revisions is used up (None while any result may still pass). The chain counts distinct
+    texts (two executors that raced on a leaf may have written the same one); it is used up
+    early when a revision says what the result it revises said (the greedy model is stuck)."""
+    ranked: list[tuple[int, int, str, tuple[int, str, str]]] = []
+    said: dict[str, str] = {}
+    revising: list[tuple[str, str | None]] = []
+    for res, body, _, n_app, n_rej, mean in judged:
+        if n_rej <= n_scorers - q:
+            return None  # pending: the quorum can still be reached
+        ranked.append((-n_app, -(mean or 0), body.output, res.order))
+        said[res.id] = " ".join(body.output.split())
+        revising.append((res.id, body.revises))
+    stuck = any(rev in said and said[rev] == said[rid] for rid, rev in revising)
+    if not ranked or (len(set(said.values())) < chain and not stuck):
+        return None
+    return min(ranked)[3][2]

@@ -1,0 +1,216 @@
+"""What an executor writes for a leaf it holds: a result the first claim's holder publishes
+unjudged (runs without ``review.results``), or a result for the board.
+
+For the board the executor writes what the fold and the ledger say, and nothing that depends
+on timing: the path from the root, the sibling leaves, what the results before its leaf in
+tree order plan (:func:`~specswarm.plan.ledger.compact`: only leaves of other branches in a
+first result, which are all counted when the leaf can be written, every one before it in a
+revision, written once the leaf is in turn); writing a rejected result again, its text and the
+board's critique (every scorer runs the same checks: the critique is the same whichever voted
+first). The result then waits for the scorers; a rejected one is written again, with
+``revises``, until the fold counts one (the best rejected one, once the revisions are used up).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import trio
+
+from specswarm.critics import repeats_of
+from specswarm.plan.ledger import compact, ledger, ready_to_write, result_in_turn
+from specswarm.plan.views import NodeView, Plan, ResultView
+from specswarm.protocol.bodies import ResultBody
+from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of
+
+if TYPE_CHECKING:
+    from specswarm.swarm.node import Node
+
+log = logging.getLogger("specswarm.swarm.roles")
+
+MAX_CRITIQUE = 6
+"""Lines of the board's critique a revision prompt names, at most."""
+CRITIQUE_CHARS = 300
+"""Characters of one critique line in a revision prompt, at most."""
+
+
+def latest_result(leaf: NodeView) -> ResultView | None:
+    """The last result written for ``leaf`` (in (lamport, author, id) order)."""
+    return max(leaf.results, key=lambda r: (r.lamport, r.author, r.id), default=None)
+
+
+def holder_work(leaf: NodeView) -> str | None:
+    """What ``leaf``'s claim holder has to do, where the board judges results: ``"write"`` (no
+    result yet), ``"revise"`` (its last result is rejected and the fold counts none), or None
+    (a result awaits the board's votes, or one counts)."""
+    if leaf.result is not None or any(r.status == "pending" for r in leaf.results):
+        return None
+    last = latest_result(leaf)
+    return "write" if last is None else "revise" if last.status == "rejected" else None
+
+
+def writable_now(plan: Plan, leaf: NodeView) -> bool:
+    """Whether ``leaf``'s holder writes it now, from what this peer has heard: a first result
+    once every branch before it is settled here (:func:`~specswarm.plan.ledger.ready_to_write`),
+    a rejected one again once the leaf is in turn here (gossip is not causal: the votes that
+    rejected it may arrive before the ones that settled the leaves before it, and the prompt
+    must hold what those leaves say, as the board saw it)."""
+    work = holder_work(leaf)
+    if work == "write":
+        return ready_to_write(plan, leaf)
+    if work == "revise":
+        turn = result_in_turn(plan)
+        return turn is not None and turn.id == leaf.id
+    return False
+
+
+def critique_lines(result: ResultView) -> list[str]:
+    """What the rejecting votes of ``result`` ask to fix, one line per distinct problem (every
+    scorer runs the same checks: the same problem is named once)."""
+    lines: list[str] = []
+    for v in result.votes:
+        if v.approve:
+            continue
+        for c in v.checks:
+            line = f"{c.name}: {' '.join(c.note.split())}"[:CRITIQUE_CHARS]
+            if not c.passed and line not in lines:
+                lines.append(line)
+    return lines[:MAX_CRITIQUE]
+
+
+class LeafWriter(ModelRole):
+    """The writing half of an executor (:class:`~specswarm.swarm.roles.executor.Executor`
+    claims the leaves)."""
+
+    claim_timeout: float = 180.0
+    executed: int = 0
+
+    def holder_gone(self, node: Node, holder: str, claim_id: str) -> bool:
+        raise NotImplementedError
+
+    async def _write_judged(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
+        """Write ``leaf`` for the board (see the module docstring); a rejected result again."""
+        from specswarm.model import tasks
+
+        spec = plan.spec
+        assert spec is not None
+        work, last = holder_work(leaf), latest_result(leaf)
+        if work is None or not writable_now(plan, leaf):
+            return
+        rejected = last if work == "revise" else None
+        planned = compact(plan, leaf, ledger(plan, leaf, siblings=rejected is not None))
+        critique = critique_lines(rejected) if rejected is not None else []
+        ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
+        output = await self.think(
+            node,
+            leaf.id,
+            lambda model: tasks.execute_judged(
+                model,
+                spec,
+                leaf,
+                ancestors,
+                siblings=siblings,
+                planned=planned,
+                critique=critique,
+                previous=rejected.output if rejected is not None else "",
+                counts=node.counters.tasks,
+                **retry,
+            ),
+        )
+        if output is None or self._outrun(node, leaf.id, claim_id, last.id if last else None):
+            return
+        model_name = self._model.name if self._model is not None else "?"
+        revises = rejected.id if rejected is not None else None
+        body = ResultBody(leaf.id, claim_id, output[:19000], model_name[:190], revises)
+        await node.publish(body)
+        self.executed += 1
+
+    async def _execute(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
+        from specswarm.model import tasks
+
+        spec = plan.spec
+        assert spec is not None
+        if spec.review.results:
+            await self._write_judged(node, plan, leaf, claim_id)
+            return
+        ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
+        output = await self.think(
+            node,
+            leaf.id,
+            lambda model: tasks.execute(
+                model, spec, leaf, ancestors, siblings=siblings, counts=node.counters.tasks, **retry
+            ),
+        )
+        if output is None:
+            return
+        # a result that repeats an earlier sibling's is written once more: compared with the
+        # siblings before it only, once they are written, so the same plan gets the same
+        # results whichever executor finished first
+        repeated = repeats_of(output, await self._earlier_results(node, leaf))
+        if repeated:
+            again = await self.think(
+                node,
+                leaf.id,
+                lambda model: tasks.redo(
+                    model, spec, leaf, ancestors, repeated, siblings=siblings, counts=node.counters.tasks
+                ),
+            )
+            output = again if again is not None else output
+        if self._outrun(node, leaf.id, claim_id):
+            return
+        model_name = self._model.name if self._model is not None else "?"
+        await node.publish(
+            ResultBody(leaf=leaf.id, claim=claim_id, output=output[:19000], model=model_name[:190])
+        )
+        self.executed += 1
+
+    def _outrun(self, node: Node, leaf_id: str, claim_id: str, latest: str | None = None) -> bool:
+        """Whether the result just written for ``leaf_id`` under ``claim_id`` is not worth
+        publishing: the leaf has a result already, or an older claim we heard of while writing
+        holds it (its holder alive: it publishes), or (results the board judges) another result
+        than ``latest`` was written for it meanwhile. Counted (``results_withheld``): a result
+        not sent is one event fewer for every peer to fetch and hold."""
+        leaf = node.plan().nodes.get(leaf_id)
+        if leaf is None:
+            return False
+        holder = leaf.claim_holder
+        newer = bool(leaf.results) and max(leaf.results, key=lambda r: r.lamport).id != latest
+        outrun = (
+            leaf.result is not None
+            or newer
+            or (
+                leaf.claim is not None
+                and leaf.claim != claim_id
+                and holder is not None
+                and not self.holder_gone(node, holder, leaf.claim)
+            )
+        )
+        if outrun:
+            node.counters.results_withheld += 1
+            log.info("executor: %s was written by another or an older claim holds it; not sent", leaf_id)
+        return outrun
+
+    async def _earlier_results(self, node: Node, leaf: NodeView) -> list[str]:
+        """The results of the siblings before ``leaf``, once all are written. Waiting stops early
+        (with those written so far) when one of them is held by no live executor, and after
+        ``claim_timeout`` seconds: a failure is not waited out here (it is taken over)."""
+        earlier: list[NodeView] = []
+        with trio.move_on_after(self.claim_timeout):
+            while True:
+                plan = node.plan()
+                parent = plan.nodes.get(leaf.parent or "")
+                kids = parent.children if parent is not None else ()
+                earlier = [plan.nodes[c] for c in kids[: kids.index(leaf.id)]] if leaf.id in kids else []
+                open_ = [s for s in earlier if s.result is None]
+                if not open_ or any(self._unattended(node, s) for s in open_):
+                    break
+                await node.wait_changed(1.0)
+        return [s.result.output for s in earlier if s.result is not None]
+
+    def _unattended(self, node: Node, leaf: NodeView) -> bool:
+        """No live executor is working on ``leaf``: unclaimed, or its holder is gone."""
+        holder = leaf.claim_holder
+        return holder is None or (leaf.claim is not None and self.holder_gone(node, holder, leaf.claim))

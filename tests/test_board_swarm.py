@@ -1,0 +1,98 @@
+"""Results through the board, in a whole swarm (in memory, scripted model): the scorers judge each
+leaf's result in tree order, an executor writes a rejected one again with the board's critique
+(``revises``), and every run delivers, judged or not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+
+from specswarm.model.base import GenerationRequest
+from specswarm.model.replay import ScriptedModel, scripted_answer
+from specswarm.plan import Plan
+from specswarm.plan.views import NodeView
+from specswarm.testing.local import LocalSwarm, run_local
+from tests.swarmkit import swarm_spec
+
+THIN = "- See the sights\n- Have lunch\n- Walk around"
+REJECTED = "Your previous answer was rejected by the reviewers:"
+
+
+def run(
+    answer: Callable[[GenerationRequest], str], max_revisions: int = 1, seed: int = 4
+) -> tuple[Plan, list[str]]:
+    """A depth-1 run (three leaves) with ``answer`` as the model; the plan and every execute
+    prompt asked."""
+    spec = swarm_spec(decomposers=1, scorers=3, executors=2, max_depth=1)
+    spec["tree"]["max_revisions"] = max_revisions
+    assert spec["review"] == {"results": True}  # the default of a spec made today
+    prompts: list[str] = []
+
+    def model() -> ScriptedModel:
+        def respond(req: GenerationRequest) -> str:
+            if req.prompt.startswith("Overall goal:") and "\nTask: " in req.prompt:
+                prompts.append(req.prompt)
+            return answer(req)
+
+        return ScriptedModel(respond)
+
+    _, swarm, _ = trio.run(lambda: run_local(spec, model, seed=seed, timeout=60))
+    return plan_of(swarm), prompts
+
+
+def plan_of(swarm: LocalSwarm) -> Plan:
+    plans = [n.plan() for n in swarm.nodes.values()]
+    assert len({p.digest for p in plans}) == 1 and plans[0].complete
+    return plans[0]
+
+
+def thin_first(req: GenerationRequest) -> str:
+    """Thin results at first; a result written again after the board's critique is specific."""
+    if "\nTask: " in req.prompt and "5 to 8 lines" in req.system and REJECTED not in req.prompt:
+        return THIN
+    return scripted_answer(req)
+
+
+def test_a_scripted_run_passes_the_board_leaf_by_leaf() -> None:
+    plan, prompts = run(scripted_answer)
+    leaves = plan.leaves()
+    assert leaves and all(n.result is not None and n.result.status == "accepted" for n in leaves)
+    for n in leaves:
+        assert n.result is not None and n.result.approvals >= plan.spec.quorum_size()  # type: ignore[union-attr]
+        assert all(
+            v.checks and [c.name for c in v.checks] == ["concrete", "on_task", "new", "consistent"]
+            for v in n.result.votes
+        )
+    # leaves were judged in tree order: each leaf's first vote comes after the counted votes of
+    # the leaves before it
+    first_votes = [min(v.lamport for r in n.results for v in r.votes) for n in leaves]
+    deciding = [max(v.lamport for v in n.result.votes) for n in leaves if n.result]  # type: ignore[union-attr]
+    assert all(first_votes[i + 1] > deciding[i] for i in range(len(leaves) - 1)), (first_votes, deciding)
+
+
+def test_a_rejected_result_is_written_again_with_the_boards_critique() -> None:
+    plan, prompts = run(thin_first)
+    for n in plan.leaves():
+        assert n.result is not None and n.result.revises is not None
+        rejected = next(r for r in n.results if r.id == n.result.revises)
+        assert rejected.status == "rejected" and rejected.output == THIN
+        assert all(not v.approve and "concrete: 3 item lines" in v.critique for v in rejected.votes)
+    revisions = [p for p in prompts if REJECTED in p]
+    assert len(revisions) == len(plan.leaves())
+    assert all("- See the sights" in p and "- concrete: 3 item lines" in p for p in revisions)
+
+
+def test_a_result_rejected_every_time_ends_as_the_best_draft() -> None:
+    plan, prompts = run(
+        lambda req: THIN if "\nTask: " in req.prompt else scripted_answer(req), max_revisions=1
+    )
+    for n in plan.leaves():
+        assert n.result is not None and n.result.approvals == 0 and n.result.status == "accepted"
+        assert [r.status for r in n.results] == ["accepted", "rejected"] or [r.status for r in n.results] == [
+            "accepted"
+        ]  # a revision that repeats what it revises ends the chain at once
+
+
+def leaf_titled(plan: Plan, title: str) -> NodeView:
+    return next(n for n in plan.leaves() if n.title == title)

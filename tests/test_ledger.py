@@ -1,0 +1,100 @@
+"""The ledger across the tree (plan/ledger.py): which leaf is judged now, which may be written,
+what the results before a leaf plan, and what a result is judged against -- all read off the
+folded plan, the same at every peer and in every run."""
+
+from __future__ import annotations
+
+from specswarm.critics.results import Written
+from specswarm.plan import fold
+from specswarm.plan.ledger import (
+    PLANNED_LEAVES,
+    PLANNED_LINES,
+    compact,
+    ledger,
+    ready_to_write,
+    result_in_turn,
+    result_task,
+)
+from specswarm.plan.views import Plan
+from specswarm.testing.synth import Swarm, minimal_spec
+
+
+def two_stages() -> Swarm:
+    """root -> Tokyo, Kyoto -> two leaves each, split and judged as a run with the board."""
+    spec = minimal_spec(tree={"max_depth": 2, "min_children": 1, "select": "first"}, review={"results": True})
+    sw = Swarm(spec=spec, seed=2)
+    sw.accept("root", ["Tokyo", "Kyoto"])
+    plan = fold(sw.events)
+    tokyo = by_title(plan, "Tokyo").id
+    sw.accept(tokyo, ["Tokyo museums", "Tokyo food"], leaf=True)
+    return sw
+
+
+def by_title(plan: Plan, title: str):  # type: ignore[no-untyped-def]
+    return next(n for n in plan.nodes.values() if n.title == title)
+
+
+def finish(sw: Swarm, title: str, text: str) -> None:
+    leaf = by_title(fold(sw.events), title)
+    ex = sw.peers["executor"][0]
+    res = sw.result(ex, leaf.id, sw.claim(ex, leaf.id), output=text)
+    for scorer in sw.peers["scorer"]:
+        sw.vote(scorer, res, True, 90)
+
+
+def test_leaves_are_judged_in_tree_order_and_wait_for_splits_before_them() -> None:
+    sw = two_stages()
+    plan = fold(sw.events)
+    assert result_in_turn(plan).title == "Tokyo museums"  # type: ignore[union-attr]
+    finish(sw, "Tokyo museums", "- 09:30 Tokyo National Museum")
+    assert result_in_turn(fold(sw.events)).title == "Tokyo food"  # type: ignore[union-attr]
+    finish(sw, "Tokyo food", "- 12:00 Tsukiji outer market")
+    assert result_in_turn(fold(sw.events)) is None  # Kyoto is not split yet: its leaves come next
+    kyoto = by_title(fold(sw.events), "Kyoto")
+    sw.accept(kyoto.id, ["Kyoto temples", "Kyoto gardens"], leaf=True)
+    assert result_in_turn(fold(sw.events)).title == "Kyoto temples"  # type: ignore[union-attr]
+
+
+def test_a_leaf_is_written_once_every_other_branch_before_it_is_settled() -> None:
+    sw = two_stages()
+    plan = fold(sw.events)
+    assert ready_to_write(plan, by_title(plan, "Tokyo museums"))
+    assert ready_to_write(plan, by_title(plan, "Tokyo food"))  # its sibling's result may be open
+    sw.accept(by_title(plan, "Kyoto").id, ["Kyoto temples", "Kyoto gardens"], leaf=True)
+    plan = fold(sw.events)
+    assert not ready_to_write(plan, by_title(plan, "Kyoto temples"))  # Tokyo's leaves are open
+    finish(sw, "Tokyo museums", "- 09:30 Tokyo National Museum")
+    finish(sw, "Tokyo food", "- 12:00 Tsukiji outer market")
+    plan = fold(sw.events)
+    assert ready_to_write(plan, by_title(plan, "Kyoto temples"))
+    assert ready_to_write(plan, by_title(plan, "Kyoto gardens"))
+
+
+def test_the_ledger_holds_the_counted_results_before_a_leaf_siblings_apart_when_asked() -> None:
+    sw = two_stages()
+    finish(sw, "Tokyo museums", "- 09:30 Tokyo National Museum\n- 14:00 Mori Art Museum")
+    plan = fold(sw.events)
+    food = by_title(plan, "Tokyo food")
+    written = ledger(plan, food)
+    assert [(w.title, w.lines, w.number) for w in written] == [
+        ("Tokyo museums", ("09:30 Tokyo National Museum", "14:00 Mori Art Museum"), "1.1")
+    ]
+    assert ledger(plan, food, siblings=False) == []
+    task = result_task(plan, food)
+    assert task.ledger == tuple(written)
+    assert set(task.others) == {'"Tokyo museums" (1.1)', '"Kyoto" (2)'}
+    assert task.own == "Tokyo Details of tokyo. Tokyo food Details of tokyo food."
+
+
+def test_an_executor_is_named_the_entries_and_lines_nearest_its_leaf() -> None:
+    sw = two_stages()
+    plan = fold(sw.events)
+    food = by_title(plan, "Tokyo food")
+    written = [
+        Written(f"Leaf {i}", tuple(f"line {j} of leaf {i}" for j in range(5)), str(i))
+        for i in range(PLANNED_LEAVES + 3)
+    ]
+    written.append(Written("Tokyo food stalls", ("Tokyo food: Tsukiji " + "x" * 200,), "9"))
+    kept = compact(plan, food, written)
+    assert len(kept) == PLANNED_LEAVES and all(len(w.lines) <= PLANNED_LINES for w in kept)
+    assert kept[-1].title == "Tokyo food stalls" and kept[-1].lines[0].endswith("…")
