@@ -10,6 +10,7 @@ from specswarm.plan.ledger import (
     PLANNED_LEAVES,
     PLANNED_LINES,
     compact,
+    elsewhere,
     ledger,
     ready_to_write,
     result_in_turn,
@@ -55,19 +56,21 @@ def test_leaves_are_judged_in_tree_order_and_wait_for_splits_before_them() -> No
     assert result_in_turn(fold(sw.events)).title == "Kyoto temples"  # type: ignore[union-attr]
 
 
-def test_a_leaf_is_written_once_every_other_branch_before_it_is_settled() -> None:
+def test_every_leaf_is_written_at_once_when_the_shape_is_final_naming_the_other_branches() -> None:
     sw = two_stages()
     plan = fold(sw.events)
-    assert ready_to_write(plan, by_title(plan, "Tokyo museums"))
-    assert ready_to_write(plan, by_title(plan, "Tokyo food"))  # its sibling's result may be open
+    assert not ready_to_write(plan, by_title(plan, "Tokyo museums"))  # Kyoto is not split yet
     sw.accept(by_title(plan, "Kyoto").id, ["Kyoto temples", "Kyoto gardens"], leaf=True)
     plan = fold(sw.events)
-    assert not ready_to_write(plan, by_title(plan, "Kyoto temples"))  # Tokyo's leaves are open
+    assert all(ready_to_write(plan, by_title(plan, t)) for t in ("Tokyo food", "Kyoto gardens"))
+    # a first result names the leaves of other branches, its siblings aside, with no lines
+    named = elsewhere(plan, by_title(plan, "Tokyo museums"))
+    assert [(w.title, w.lines, w.number) for w in named] == [
+        ("Kyoto > Kyoto temples", (), "2.1"),
+        ("Kyoto > Kyoto gardens", (), "2.2"),
+    ]
     finish(sw, "Tokyo museums", "- 09:30 Tokyo National Museum")
-    finish(sw, "Tokyo food", "- 12:00 Tsukiji outer market")
-    plan = fold(sw.events)
-    assert ready_to_write(plan, by_title(plan, "Kyoto temples"))
-    assert ready_to_write(plan, by_title(plan, "Kyoto gardens"))
+    assert elsewhere(fold(sw.events), by_title(plan, "Kyoto temples"))[0].title == "Tokyo > Tokyo museums"
 
 
 def test_the_ledger_holds_the_counted_results_before_a_leaf_siblings_apart_when_asked() -> None:

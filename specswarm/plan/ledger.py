@@ -7,9 +7,12 @@ so that what a leaf is compared with is the same in every run whatever the timin
 * :func:`result_in_turn` -- the leaf whose results the scorers judge now: the first node in tree
   order that is not settled, when it is a leaf (a node not split yet holds back the leaves after
   it: its own leaves come before them);
-* :func:`ready_to_write` -- a leaf an executor may write: every node before it is settled, but
-  for its own sibling leaves (they are written side by side; the board compares it with the
-  ones before it when its turn comes);
+* :func:`ready_to_write` -- whether executors may write first results: once the tree's shape
+  is final (every node a leaf or split), every leaf at once, each naming the leaves of the other
+  branches (:func:`elsewhere`); the board compares a result with the counted ones before it
+  when its turn comes;
+* :func:`elsewhere` -- the leaves of other branches nearest a leaf, as its first result's prompt
+  names them;
 * :func:`ledger` -- the counted results of the leaves before a leaf (its siblings' included or
   not), each as its item lines;
 * :func:`result_task` -- what the board judges a leaf's result against
@@ -46,14 +49,10 @@ def result_in_turn(plan: Plan) -> NodeView | None:
 
 
 def ready_to_write(plan: Plan, leaf: NodeView) -> bool:
-    """Whether every node before ``leaf`` in tree order is settled, its sibling leaves aside."""
-    siblings = kin_of(plan, leaf)
-    for n in plan.walk():
-        if n.id == leaf.id:
-            return True
-        if not settled(n) and not (n.leaf and n.id in siblings):
-            return False
-    return False
+    """Whether ``leaf``'s first result may be written: the tree's shape is final (every node a
+    leaf or split), so what its prompt names of the rest of the tree (:func:`elsewhere`) is the
+    same whenever and wherever it is written."""
+    return leaf.id in plan.nodes and all(n.leaf or n.accepted is not None for n in plan.walk())
 
 
 def numbers(plan: Plan) -> dict[str, str]:
@@ -159,3 +158,26 @@ def compact(plan: Plan, leaf: NodeView, written: Sequence[Written]) -> list[Writ
 
 def _cut(line: str) -> str:
     return line if len(line) <= PLANNED_CHARS else line[: PLANNED_CHARS - 1].rstrip() + "…"
+
+
+def elsewhere(plan: Plan, leaf: NodeView) -> list[Written]:
+    """The leaves of other branches (its siblings aside) as a first result's prompt names them:
+    the :data:`PLANNED_LEAVES` most like ``leaf`` (weighted shingle cosine of their and their
+    ancestors' titles with its own text), each titled by its parent and itself, with no lines;
+    in tree order. What lies nearest is what a small model would otherwise write here too."""
+    kin = kin_of(plan, leaf)
+    nums = numbers(plan)
+    others = [n for n in plan.walk() if n.leaf and n.id != leaf.id and n.id not in kin]
+    if not others:
+        return []
+
+    def titled(n: NodeView) -> str:
+        parent = plan.nodes.get(n.parent or "")
+        return f"{parent.title} > {n.title}" if parent is not None and parent.id != ROOT else n.title
+
+    own = shingles(own_text(plan, leaf))
+    theirs = [shingles(" ".join(_said(a) for a in [*path_of(plan, n)[1:], n])) for n in others]
+    w = Weights([own, *theirs])
+    ranked = sorted(range(len(others)), key=lambda i: (-cosine(theirs[i], own, w), i))
+    kept = sorted(ranked[:PLANNED_LEAVES])
+    return [Written(titled(others[i]), (), nums.get(others[i].id, "")) for i in kept]

@@ -2,13 +2,15 @@
 unjudged (runs without ``review.results``), or a result for the board.
 
 For the board the executor writes what the fold and the ledger say, and nothing that depends
-on timing: the path from the root, the sibling leaves, what the results before its leaf in
-tree order plan (:func:`~specswarm.plan.ledger.compact`: only leaves of other branches in a
-first result, which are all counted when the leaf can be written, every one before it in a
-revision, written once the leaf is in turn); writing a rejected result again, its text and the
-board's critique (every scorer runs the same checks: the critique is the same whichever voted
-first). The result then waits for the scorers; a rejected one is written again, with
-``revises``, until the fold counts one (the best rejected one, once the revisions are used up).
+on timing: the path from the root, the sibling leaves and, in a first result, the leaves of
+other branches nearest it (:func:`~specswarm.plan.ledger.elsewhere`: every leaf is written at
+once when the tree's shape is final). Writing a rejected result again, once the leaf is in turn:
+what the counted results before it plan (:func:`~specswarm.plan.ledger.compact`), its text and
+the board's critique (every scorer runs the same checks: the critique is the same whichever
+voted first), sampled with a seed of its own per revision (a greedy model asked to fix its
+answer tends to give the same answer back). The result then waits for the scorers; a rejected
+one is written again, with ``revises``, until the fold counts one (the best rejected one, once
+the revisions are used up).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from specswarm.critics import repeats_of
-from specswarm.plan.ledger import compact, ledger, ready_to_write, result_in_turn
+from specswarm.plan.ledger import compact, elsewhere, ledger, ready_to_write, result_in_turn
 from specswarm.plan.views import NodeView, Plan, ResultView
 from specswarm.protocol.bodies import ResultBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of
@@ -52,7 +54,7 @@ def holder_work(leaf: NodeView) -> str | None:
 
 def writable_now(plan: Plan, leaf: NodeView) -> bool:
     """Whether ``leaf``'s holder writes it now, from what this peer has heard: a first result
-    once every branch before it is settled here (:func:`~specswarm.plan.ledger.ready_to_write`),
+    once the tree's shape is final here (:func:`~specswarm.plan.ledger.ready_to_write`),
     a rejected one again once the leaf is in turn here (gossip is not causal: the votes that
     rejected it may arrive before the ones that settled the leaves before it, and the prompt
     must hold what those leaves say, as the board saw it)."""
@@ -99,10 +101,12 @@ class LeafWriter(ModelRole):
         if work is None or not writable_now(plan, leaf):
             return
         rejected = last if work == "revise" else None
-        planned = compact(plan, leaf, ledger(plan, leaf, siblings=rejected is not None))
+        planned = compact(plan, leaf, ledger(plan, leaf)) if rejected is not None else elsewhere(plan, leaf)
         critique = critique_lines(rejected) if rejected is not None else []
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
         retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
+        # the n-th revision samples with a seed of its own: the same whoever writes it
+        retry["attempt"] += sum(1 for r in leaf.results if r.status == "rejected")
         output = await self.think(
             node,
             leaf.id,
