@@ -3,8 +3,8 @@
 For each goal spec, three systems plan the same goal with the **same model** (the spec's
 ``model`` settings: the embedded default unless the spec names another; ``--scripted`` swaps
 in the scripted test model for a fast smoke run, with a scripted outline for the one-shot
-prompt) and ``bench/quality_metrics.py`` scores all
-three with the same code:
+prompt) and ``bench/quality_metrics.py`` (the tree's structure) and ``bench/content_metrics.py``
+(the leaves' text, in any language) score all three with the same code:
 
 swarm
     ``specswarm plan SPEC --events DIR/swarm.jsonl --report DIR/report.json --quiet`` as a
@@ -27,10 +27,10 @@ single-agent
     the swarm's executors call it: the sibling leaves named in the prompt, and a result that
     repeats one written before it under the same parent written once more.
 
-Each goal gets a side-by-side table (every metric of ``evaluate`` plus the swarm's scorer
-disagreement, model calls, generations, tokens, generation and wall seconds, exit code,
-delivered), then a summary table over all goals. Artefacts go to ``--out`` (default: a new
-temporary directory, printed)::
+Each goal gets a side-by-side table (every metric of ``evaluate`` and ``evaluate_content``,
+plus the swarm's scorer disagreement, model calls, generations, tokens, generation and wall
+seconds, exit code, delivered), then a summary table over all goals. Artefacts go to
+``--out`` (default: a new temporary directory, printed)::
 
     OUT/quality.txt                 what was printed
     OUT/summary.json                machine, command, every figure of every goal and system
@@ -80,6 +80,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, machine, table  # noqa: E402
+from content_metrics import CONTENT_METRICS, evaluate_content, pooled_concrete_median  # noqa: E402
 from quality_metrics import (  # noqa: E402
     METRICS,
     Offence,
@@ -94,6 +95,8 @@ from quality_metrics import (  # noqa: E402
 )
 
 SYSTEMS = ("swarm", "one-shot", "single-agent")
+LABELS: Mapping[str, str] = {**METRICS, **CONTENT_METRICS}
+"""Every metric of a tree, structure then content: key -> row label, in table order."""
 DEFAULT_GOALS = ("goals/japan.yaml", "goals/todo-cli.yaml", "goals/conference.yaml")
 
 DISAGREE_SCORE_GAP = 5
@@ -752,6 +755,7 @@ def tree_json(tree: QTree | None) -> list[dict[str, Any]]:
             "facts": dict(n.facts),
             "children": list(n.children),
             "result": n.result,
+            "summary": n.summary,
         }
         for n in tree.walk()
     ]
@@ -772,6 +776,7 @@ def tree_from_json(rows: Sequence[Mapping[str, Any]]) -> QTree | None:
             dict(r.get("facts", {})),
             tuple(r.get("children", ())),
             r.get("result"),
+            r.get("summary") or "",
         )
         for r in rows
     }
@@ -837,7 +842,7 @@ class SystemRun:
     info: dict[str, Any] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.scores) if self.tree is not None else dict.fromkeys(METRICS)
+        out: dict[str, Any] = dict(self.scores) if self.tree is not None else dict.fromkeys(LABELS)
         out[DISAGREE] = self.disagreement
         out[REVISED] = self.revisions
         out.update(self.work.rows())
@@ -941,7 +946,10 @@ def run_goal(
     runs = [swarm, one, single]
     for run in runs:
         if run.tree is not None:
-            run.scores = evaluate(run.tree, constraints)
+            run.scores = {
+                **evaluate(run.tree, constraints),
+                **evaluate_content(run.tree, constraints, spec.goal),
+            }
     (gdir / "metrics.json").write_text(
         json.dumps(
             {
@@ -978,6 +986,13 @@ SUMMARY_COLS: Mapping[str, str] = {
     "ancestor_repeats": "anc-repeat",
     "result_repeats": "res-repeat",
     "leaf_specificity": "specific",
+    "leaf_chars_min": "min chars",
+    "leaves_under_200": "<200 chars",
+    "concrete_lines_median": "concrete/leaf",
+    "repeated_across_leaves": "repeated",
+    "language_share": "own script",
+    "schedule": "schedule",
+    "summarised": "summarised",
     DISAGREE: "disagree",
     REVISED: "rev-pass",
 }
@@ -985,7 +1000,8 @@ SUMMARY_COLS: Mapping[str, str] = {
 
 def _pooled(scores: Sequence[Score | None], key: str) -> Score | None:
     """One score over several goals: shares pooled (sum of counts / sum of totals), maxima
-    for the overlap and the depth, sums for the counts."""
+    for the overlap and the depth, the minimum for the shortest leaf, sums for the counts (the
+    median of concrete lines is pooled from the trees: :func:`summary`)."""
     have = [s for s in scores if s is not None]
     if not have:
         return None
@@ -995,6 +1011,8 @@ def _pooled(scores: Sequence[Score | None], key: str) -> Score | None:
         return Score(count / total if total else math.nan, (), count, total)
     if key in ("sibling_overlap", "depth"):
         return Score(max(s.value for s in have))
+    if key == "leaf_chars_min":
+        return Score(min(s.value for s in have))
     return Score(sum(s.value for s in have))
 
 
@@ -1024,6 +1042,8 @@ def summary(goals: Sequence[tuple[Any, list[SystemRun]]]) -> str:
             row = {"goal": "ALL", "system": system}
             for key, label in SUMMARY_COLS.items():
                 pooled = _pooled([r.row().get(key) for r in runs], key)
+                if key == "concrete_lines_median" and pooled is not None:
+                    pooled = pooled_concrete_median([r.tree for r in runs if r.tree is not None])
                 row[label] = cell(pooled)
             row.update(
                 {
@@ -1137,7 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(spec.constraints)} declared constraint(s)"
         )
         emit(f"swarm: {shlex.join(swarm_command(spec_path, gdir, args.timeout))}")
-        emit(score_table([(r.name, r.row()) for r in runs]))
+        emit(score_table([(r.name, r.row()) for r in runs], LABELS))
         for run in runs:
             notes = run.work.notes
             shown_notes = notes if len(notes) <= MAX_NOTES else [*notes[: MAX_NOTES - 1], notes[-1]]

@@ -31,7 +31,10 @@ Metrics (each returns a :class:`Score`: a number plus the offending items)
     leaf_specificity    share of result lines with a number or a proper name           higher
     ==================  =============================================================  ======
 
-:func:`evaluate` runs them all; :func:`score_table` prints systems side by side.
+:func:`evaluate` runs them all; :func:`score_table` prints systems side by side. The content
+metrics of the leaves' text, in any language (``bench/content_metrics.py``), do use the swarm's
+language-independent text tools and its concrete lens's rule, on purpose: the benchmark scores
+every system's text by them alike.
 
     python bench/quality_metrics.py --system swarm=RUN.jsonl --system one-shot=ANSWER.md
 """
@@ -219,6 +222,9 @@ class QNode:
     children: tuple[str, ...] = ()
     result: str | None = None
     """A leaf's text (the swarm's result output, or the lines under an outline's deepest item)."""
+    summary: str = ""
+    """A split node's summary of its parts, written from them (a plan node's ``summary``, when
+    the plan has one; no outline has one: the prose under an outline's heading is its detail)."""
 
 
 @dataclass(frozen=True)
@@ -335,8 +341,18 @@ def numeric(value: Any) -> float | None:
 # --------------------------------------------------------------------------- converters
 
 
+def summary_text(value: Any) -> str:
+    """A node's summary as text: a string, or the ``text`` (else ``output``) of a summary
+    record; "" for none."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    text = _get(value, "text") or _get(value, "output")
+    return text if isinstance(text, str) else ""
+
+
 def from_plan(plan: Any, *, read_titles: bool = True) -> QTree:
-    """A folded specswarm ``Plan`` as a QTree (duck-typed: ``plan.nodes`` of NodeView-likes)."""
+    """A folded specswarm ``Plan`` as a QTree (duck-typed: ``plan.nodes`` of NodeView-likes; a
+    node's ``summary`` is read when it has one)."""
     nodes: dict[str, QNode] = {}
     for node in plan.nodes.values():
         result = getattr(node, "result", None)
@@ -351,6 +367,7 @@ def from_plan(plan: Any, *, read_titles: bool = True) -> QTree:
             facts=_merged_facts(node.facts or {}, node.title, read_titles),
             children=tuple(node.children),
             result=output if isinstance(output, str) else None,
+            summary=summary_text(getattr(node, "summary", None)),
         )
     root = ROOT if ROOT in nodes else next(n.id for n in nodes.values() if n.parent is None)
     return QTree(nodes, root)
@@ -359,7 +376,7 @@ def from_plan(plan: Any, *, read_titles: bool = True) -> QTree:
 def from_nested(root: Any, *, read_titles: bool = True) -> QTree:
     """A tree from plain data: a node is a title (a leaf), ``(title, [children])``,
     ``(title, "result text")``, or a mapping with ``title`` and any of ``detail``, ``facts``,
-    ``children``, ``result``. Ids: ``root``, then ``1``, ``1.2``... by position."""
+    ``children``, ``result``, ``summary``. Ids: ``root``, then ``1``, ``1.2``... by position."""
     nodes: dict[str, QNode] = {}
 
     def add(raw: Any, node_id: str, parent: str | None, depth: int) -> None:
@@ -381,6 +398,7 @@ def from_nested(root: Any, *, read_titles: bool = True) -> QTree:
             facts=_merged_facts(raw.get("facts") or {}, title, read_titles),
             children=tuple(ids),
             result=raw.get("result"),
+            summary=summary_text(raw.get("summary")),
         )
         for kid, kid_id in zip(kids, ids, strict=True):
             add(kid, kid_id, node_id, depth + 1)
@@ -1060,14 +1078,14 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def score_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
+def score_table(rows: list[tuple[str, dict[str, Any]]], labels: Mapping[str, str] = METRICS) -> str:
     """Systems side by side: one column per ``(system, metrics)`` row, one line per metric
-    (known metrics in :data:`METRICS` order and label, then any other keys as given)."""
-    keys = [k for k in METRICS if any(k in m for _, m in rows)]
-    keys += [k for _, m in rows for k in m if k not in keys and k not in METRICS]
+    (known metrics in ``labels`` order and label, then any other keys as given)."""
+    keys = [k for k in labels if any(k in m for _, m in rows)]
+    keys += [k for _, m in rows for k in m if k not in keys and k not in labels]
     keys = list(dict.fromkeys(keys))
     header = ["metric", *(name for name, _ in rows)]
-    body = [[METRICS.get(k, k), *(_cell(m.get(k)) for _, m in rows)] for k in keys]
+    body = [[labels.get(k, k), *(_cell(m.get(k)) for _, m in rows)] for k in keys]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:

@@ -14,7 +14,11 @@ of one proposal all compute the same rating) at the spec's ``model_weight`` and
 its first vote: the fold of every event with a lower Lamport number (a superset of what that
 scorer had seen, since its clock was past all of it). ``--tree final`` uses the final tree
 (the proposal's own subtree is never a relative). The summary counts accepted proposals the
-critics now reject, and the hard checks that reject them.
+critics now reject, and the hard checks that reject them. Then the content of the final plan's
+leaf results (``bench/content_metrics.py``: the shortest result, results under 200 characters,
+concrete lines per leaf, lines repeated across leaves, letters in the goal's script, schedule,
+summaries), one line each; without ``--quiet`` each with the items behind it (the repeated
+lines quoted).
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from content_metrics import CONTENT_METRICS, evaluate_content  # noqa: E402
+from quality_metrics import from_plan  # noqa: E402
 
 from specswarm import critics  # noqa: E402
 from specswarm.model.splits import repaired, split_constraints  # noqa: E402
@@ -198,6 +206,20 @@ def summary(results: Sequence[Rescored]) -> list[str]:
     return lines
 
 
+def content(plan: Plan, details: bool = False) -> list[str]:
+    """The content metrics of the final plan (``bench/content_metrics.py``), one line each
+    (``label: figure``), with the items behind each when ``details``."""
+    spec = plan.spec
+    constraints = tuple(spec.constraints) if spec else ()
+    scores = evaluate_content(from_plan(plan), constraints, spec.goal if spec else None)
+    lines = []
+    for key, score in scores.items():
+        lines.append(f"{CONTENT_METRICS[key]}: {score.show()}")
+        if details:
+            lines.extend(f"    {item}" for item in score.items)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -220,6 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
         for line in summary(results):
             print(f"  {line}")
+        if plan.root is not None:
+            print("  content of the final plan's results:")
+            for line in content(plan, details=not args.quiet):
+                print(f"    {line}")
     return 0
 
 

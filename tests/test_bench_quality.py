@@ -20,6 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
+from content_metrics import CONTENT_METRICS  # noqa: E402
 from quality_metrics import METRICS  # noqa: E402
 
 SYSTEMS = ("swarm", "one-shot", "single-agent")
@@ -76,7 +77,7 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
     assert "[quality" in proc.stderr  # progress lines
 
     rows = _table(stdout, "## tiny")
-    for label in [*METRICS.values(), *EXTRA_ROWS]:
+    for label in [*METRICS.values(), *CONTENT_METRICS.values(), *EXTRA_ROWS]:
         assert label in rows, f"row {label!r} missing from:\n{stdout}"
         assert len(rows[label]) == 3, (label, rows[label])
     assert rows["exit code"][0] == "0", rows["exit code"]
@@ -97,7 +98,7 @@ def test_quality_bench_scripted_tiny(tmp_path: Path) -> None:
     assert swarm["calls"] > 0 and swarm["tokens"] > 0
     assert swarm["scorer_disagreement"]["total"] >= 1  # tiny's one split was voted on by 2 scorers
     for name, system in systems.items():
-        assert set(system["metrics"]) == set(METRICS), name
+        assert set(system["metrics"]) == set(METRICS) | set(CONTENT_METRICS), name
         assert system["metrics"]["nodes"]["value"] == int(rows["nodes"][SYSTEMS.index(name)])
     summary = _strict_json(out / "summary.json")
     assert [s["system"] for s in summary["goals"][0]["systems"]] == list(SYSTEMS)

@@ -131,6 +131,12 @@ def _new_words(line: str, known: set[str]) -> int:
     return sum(max(1, len(t) // LONG_TOKEN) for t in tokens(line) if t not in known and len(t) >= 2)
 
 
+def is_concrete(line: str, known: set[str]) -> bool:
+    """Whether an item line carries a specific: a digit of any script, or :data:`NEW_TOKENS`
+    words (:func:`~specswarm.critics.shingles.tokens`) not in ``known``, the words of its task."""
+    return has_digit(line) or _new_words(line, known) >= NEW_TOKENS
+
+
 def width(text: str) -> int:
     """Columns ``text`` takes: a wide character of East Asian scripts (Unicode East Asian Width
     W or F) counts two, as it says about what two narrow ones do."""
@@ -142,7 +148,7 @@ def check_concrete(lines: Sequence[str], task: str) -> Check:
     :data:`CONCRETE_SHARE` of the lines with a digit or :data:`NEW_TOKENS` words of their own."""
     known = set(tokens(task))
     chars = sum(width(line) for line in lines)
-    plain = [i for i, ln in enumerate(lines) if not has_digit(ln) and _new_words(ln, known) < NEW_TOKENS]
+    plain = [i for i, ln in enumerate(lines) if not is_concrete(ln, known)]
     specific = len(lines) - len(plain)
     need = max(1, math.ceil(CONCRETE_SHARE * max(len(lines), MIN_LINES)))
     problems = []

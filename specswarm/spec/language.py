@@ -5,7 +5,8 @@ not known), a name for prompts ("Hindi", or the field as written), and the headi
 plan uses. Without a ``language`` field the language is read off the letters of the goal and
 its context: a script that one language mostly writes (Devanagari, kana, Hangul, Thai, ...)
 names it; Latin letters cannot tell English from Spanish, so they name none, and the prompts say
-nothing of the language (set ``language`` to ask for one).
+nothing of the language (set ``language`` to ask for one). :func:`letter_script` and
+:func:`main_script` name the script of a letter and of a text.
 """
 
 from __future__ import annotations
@@ -102,6 +103,27 @@ def script_language(text: str) -> str | None:
         counts["ja"] += counts.pop("zh")
     top, n = counts.most_common(1)[0]
     return top if top not in ("latin", "other") and n * 2 > sum(counts.values()) else None
+
+
+_HAN_AND_KANA = ("CJK", "HIRAGANA", "KATAKANA")
+
+
+def letter_script(ch: str) -> str | None:
+    """The script of one character, or None when it is no letter: the first word of its
+    Unicode name after NFKC (``LATIN``, ``DEVANAGARI``, ``HANGUL``; a full-width ``Ａ`` is
+    ``LATIN``), with Han characters and kana one script, ``CJK``, as Japanese writes both."""
+    folded = unicodedata.normalize("NFKC", ch)[:1]
+    if not folded.isalpha():
+        return None
+    word = unicodedata.name(folded, "").split(" ", 1)[0]
+    return "CJK" if word.startswith(_HAN_AND_KANA) else word or None
+
+
+def main_script(text: str) -> str | None:
+    """The script (:func:`letter_script`) most letters of ``text`` are written in (a tie: the
+    one met first), or None when it has no letter."""
+    counts = Counter(s for s in map(letter_script, text) if s is not None)
+    return counts.most_common(1)[0][0] if counts else None
 
 
 def plan_language(goal: str, context: str = "", declared: str | None = None) -> Language:
