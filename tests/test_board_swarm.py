@@ -26,7 +26,7 @@ def run(
     prompt asked."""
     spec = swarm_spec(decomposers=1, scorers=3, executors=2, max_depth=1)
     spec["tree"]["max_revisions"] = max_revisions
-    assert spec["review"] == {"results": True}  # the default of a spec made today
+    assert spec["review"] == {"results": True, "summaries": True}  # the defaults of a spec made today
     prompts: list[str] = []
 
     def model() -> ScriptedModel:

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specswarm.plan import ROOT, FoldState, Plan, child_id, fold
+from specswarm.plan.summaries import summary_sources
 from specswarm.protocol.canonical import canonical_bytes
 from specswarm.protocol.events import DOMAIN, Event, check_event, make_event
 from specswarm.protocol.identity import Identity
@@ -39,6 +40,9 @@ ACTIONS = ["grow", "grow", "grow", "votes", "ballot", "ballot", "claim", "claim"
 JUDGING = ["judge", "judge", "revise"]
 """More actions where the board judges results (``review.results``): votes on results, and
 results that write a rejected one again."""
+SUMMARIZING = ["summary", "summary"]
+"""More actions where split nodes get summaries (``review.summaries``): summaries written from
+what the children hold, or early (from what they do not hold yet, or no longer)."""
 BAD_SIG = "bad signature: not signed by its author, or tampered"
 
 
@@ -80,7 +84,8 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         "approve_threshold": 60,
         "select": draw(st.sampled_from(["best", "first"])),
     }
-    review = {"results": judging}
+    summarizing = draw(st.booleans())
+    review = {"results": judging, "summaries": summarizing}
     sw = Swarm(spec=minimal_spec(quorum=quorum, tree=tree, review=review), seed=draw(st.integers(0, 3)))
     dec, sco, exe = sw.peers["decomposer"], sw.peers["scorer"], sw.peers["executor"]
     lam = st.integers(1, 12)
@@ -110,6 +115,20 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             state.apply(event)
         return state.plan()
 
+    def summarize(plan: Plan, early: bool, by: list[Identity] | None = None) -> list[Event]:
+        """A summary of a split node of ``plan``: from what its children hold (a ready node),
+        or ``early``, from ids they do not hold (yet, or any more)."""
+        split = [n for n in plan.nodes.values() if not n.leaf and n.accepted]
+        if not split:
+            return []
+        n = draw(st.sampled_from(split))
+        sources = summary_sources([plan.nodes[c] for c in n.children])
+        if early or sources is None:
+            pool = [e.id for e in sw.events if e.kind in ("result", "summary")] or [n.accepted or ""]
+            sources = tuple(draw(st.sampled_from(pool)) for _ in n.children)
+        who = draw(st.sampled_from(by or exe))
+        return [sw.summary(who, n.id, sources, text=f"sum {draw(st.integers(0, 2))}", lamport=draw(lam))]
+
     def judge(res: Event, votes: list[int], verdicts: tuple[bool, ...] = (True, False)) -> None:
         # mostly one vote per scorer, sometimes none or two (duplicates); verdicts mostly alike,
         # as the board's lenses give them
@@ -120,7 +139,9 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 sw.vote(scorer, res, approve, draw(st.sampled_from([20, 50, 90])), lamport=draw(lam))
 
     for _ in range(draw(st.integers(1, 30 if not judging else 40))):
-        action = draw(st.sampled_from(ACTIONS + JUDGING if judging else ACTIONS))
+        action = draw(
+            st.sampled_from(ACTIONS + (JUDGING if judging else []) + (SUMMARIZING if summarizing else []))
+        )
         plan = current()
         if action == "grow":
             # mostly an open node of the current tree (often one that already has rivals)
@@ -178,6 +199,8 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             results.append(res)
             if judging and draw(st.integers(0, 3)):
                 judge(res, [0, 1, 1, 1, 1, 1])
+        elif action == "summary":
+            summarize(plan, draw(st.integers(0, 2)) == 0)
         elif action == "judge" and results:
             # mostly a result of the current tree still awaiting its verdict
             pending = [r.id for n in plan.leaves() for r in n.results if r.status == "pending"]
@@ -231,6 +254,16 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 results.append(res)
                 judge(res, [0, 1, 1, 1, 1, 1], (True, False, False, False))
                 prev = res
+    if summarizing:
+        # summaries bottom-up: a level's ready nodes, now and then twice (a second writer)
+        for _ in range(max_depth + 1):
+            plan = current()
+            for n in plan.walk():
+                sources = summary_sources([plan.nodes[c] for c in n.children]) if n.accepted else None
+                if sources is None or n.summary is not None or not draw(st.integers(0, 4)):
+                    continue
+                for _ in range(draw(st.sampled_from([1, 1, 2]))):
+                    sw.summary(draw(st.sampled_from(exe)), n.id, sources, lamport=draw(lam))
     core = list(sw.events)
     scenario = Scenario(sw, core)
 
@@ -252,6 +285,9 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             who = draw(st.sampled_from([*dec, *sco, *sw.peers["observer"], OUTSIDER]))
             c = sw.claim(who, leaf, lamport=draw(st.integers(0, 2)))
             scenario.noise += [c, sw.result(who, leaf, c)]
+    if summarizing and draw(st.booleans()):  # summaries by peers that are not executors
+        by = [*dec, *sco, *sw.peers["observer"], OUTSIDER]
+        scenario.noise += summarize(current(), False, by)
     for res in results[:3]:  # votes on results by peers that are not scorers
         if draw(st.booleans()):
             who = draw(st.sampled_from([*dec, *exe, *sw.peers["observer"], OUTSIDER]))
@@ -393,6 +429,7 @@ def reference(events: list[Event]) -> dict[str, Any]:
             ("ballot", "scorer"),
             ("claim", "executor"),
             ("result", "executor"),
+            ("summary", "executor"),
         ]
     }
     counted: dict[tuple[str, str], Event] = {}
@@ -523,6 +560,7 @@ def reference(events: list[Event]) -> dict[str, Any]:
         )[3][2]
 
     out: dict[str, Any] = {}
+    kids: dict[str, list[str]] = {}
     complete = True
     stack = [(ROOT, None, 0, max_depth <= 0)]
     while stack:
@@ -533,6 +571,7 @@ def reference(events: list[Event]) -> dict[str, Any]:
             out[node] = ("split", parent, acc)
             if acc is not None:
                 prop = next(p for p in by_role["proposal"] if p.id == acc)
+                kids[node] = [child_id(acc, i) for i in range(len(prop.wire["children"]))]
                 for i, ch in enumerate(prop.wire["children"]):
                     stack.append((child_id(acc, i), node, depth + 1, ch["leaf"] or depth + 1 >= max_depth))
             continue
@@ -560,6 +599,22 @@ def reference(events: list[Event]) -> dict[str, Any]:
         )
         complete = complete and bool(results)
         out[node] = ("leaf", parent, live[0].id if live else None, results[0][2] if results else None)
+
+    def summary(node: str) -> str | None:
+        """review.summaries: once every child is done (a leaf's counted result, a split child's
+        summary), the least (lamport, author, id) summary by an executor naming exactly those."""
+        if node not in kids or not spec["review"].get("summaries"):
+            return None
+        done = [out[c][3] if out[c][0] == "leaf" else summary(c) for c in kids[node]]
+        if any(d is None for d in done):
+            return None
+        named = [s for s in by_role["summary"] if s.wire["node"] == node and s.wire["sources"] == done]
+        return min(named, key=lambda s: (s.lamport, s.author, s.id)).id if named else None
+
+    for node, entry in list(out.items()):
+        if entry[0] == "split":
+            out[node] = (*entry, summary(node))
+            complete = complete and (out[node][3] is not None or not spec["review"].get("summaries"))
     return {"nodes": out, "complete": complete}
 
 
@@ -568,7 +623,7 @@ def observed(plan: Plan) -> dict[str, Any]:
         n.id: (
             ("leaf", n.parent, n.claim, n.result.id if n.result else None)
             if n.leaf
-            else ("split", n.parent, n.accepted)
+            else ("split", n.parent, n.accepted, n.summary.id if n.summary else None)
         )
         for n in plan.nodes.values()
     }
@@ -597,6 +652,7 @@ def check_invariants(plan: Plan) -> None:
                 assert len({v.author for v in r.votes}) == len(r.votes)
         else:
             assert node.claims == () and node.claim is None and node.result is None
+            assert node.summary is None or node.accepted is not None
 
 
 def digest_and_json(plan: Plan) -> tuple[str, dict[str, Any]]:

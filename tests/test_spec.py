@@ -69,7 +69,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
     path = write(tmp_path, "goal: Plan a picnic\n" + ROLES, name="picnic.yaml")
     data = load_spec(path).to_json()
     prompts = data.pop("prompts")
-    assert set(prompts) == {"decompose", "refine", "score", "execute"}
+    assert set(prompts) == {"decompose", "refine", "score", "execute", "summarize"}
     assert data == {
         "version": 1,
         "name": "picnic",
@@ -92,7 +92,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "select": "best",
             "ballot_wait": 600.0,
         },
-        "review": {"results": True},
+        "review": {"results": True, "summaries": True},
         "model": {
             "backend": "gpt4all",
             "file": None,
@@ -103,7 +103,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "repeat_penalty": 1.1,
             "threads": 0,
             "cassette": None,
-            "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300},
+            "max_tokens": {"decompose": 400, "refine": 400, "score": 120, "execute": 300, "summarize": 200},
             "model_weight": 0.2,
         },
         "network": {"listen": "/ip4/127.0.0.1/tcp/0", "bootstrap": [], "mdns": False, "topic": None},
@@ -316,7 +316,7 @@ def test_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
 def test_default_prompt_templates_exist() -> None:
     from specswarm.resources import template_dir
 
-    for task in ("decompose", "refine", "score", "execute"):
+    for task in ("decompose", "refine", "score", "execute", "summarize"):
         assert (template_dir() / "prompts" / f"{task}.j2").is_file()
 
 

@@ -16,7 +16,7 @@ what only a task sees (retries, cut loops, fitted sums, bad answers, failures, s
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
@@ -30,7 +30,7 @@ from specswarm.model.subject import Subject
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, TokenLimits
 from specswarm.spec.language import plan_language
 
-Kind = Literal["decompose", "refine", "score", "execute"]
+Kind = Literal["decompose", "refine", "score", "execute", "summarize"]
 """A model task; each has a prompt template and a token limit in the spec."""
 
 
@@ -75,6 +75,9 @@ class Ask:
     """(execute) what the board asked to fix in ``previous``, one line per problem."""
     previous: str = ""
     """(execute) the rejected result this one writes again."""
+    children: Sequence[Mapping[str, Any]] = ()
+    """(summarize) the node's children: title, detail, facts, leaf, and text (a leaf's counted
+    result, a split child's summary)."""
 
     @property
     def constraints(self) -> list[Constraint]:
@@ -125,6 +128,7 @@ class Ask:
             "planned": [{"title": w.title, "lines": list(w.lines)} for w in self.planned],
             "critique": list(self.critique),
             "previous": self.previous,
+            "children": [dict(c) for c in self.children],
         }
 
 

@@ -13,10 +13,11 @@ A :class:`ReplayModel` never makes anything up: a request it has no recording
 for raises :class:`~specswarm.errors.ReplayMissError` naming the prompt.
 
 :class:`ScriptedModel` answers instantly from a Python function. The default
-function, :func:`scripted_answer`, recognises the four default prompt
+function, :func:`scripted_answer`, recognises the five default prompt
 templates and writes well-formed, deterministic answers derived from the
-prompt (a score; an execution list -- six specific lines for a result the board judges, other
-ones when it writes a rejected result again; and splits that the scorers' critics accept), so a
+prompt (a score; a summary of two sentences naming the parts; an execution list -- six
+specific lines for a result the board judges, other ones when it writes a rejected result
+again; and splits that the scorers' critics accept), so a
 whole swarm runs in tests and benchmarks with no model. Its
 splits: at the root, one distinct aspect per child (the names the spec says
 to mention first, the facts a sum constraint asks for); below the root, children
@@ -361,8 +362,18 @@ def _judged_answer(prompt: str) -> str:
     return "\n".join(lines)
 
 
+def _summary_answer(prompt: str) -> str:
+    """A summary of two sentences that names the parts the prompt lists, and nothing else."""
+    title = _find(r"^Summarize: (.*?)(?: \(.*\))?$", prompt, "this part")
+    parts = re.findall(r"^Part \d+: (.*)$", prompt, re.M)
+    named = ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else "".join(parts))
+    return f"{title} is planned in {named or 'its parts'}. Each of them is settled in its own step below."
+
+
 def scripted_answer(req: GenerationRequest) -> str:
     """A deterministic, well-formed answer to a default-template prompt (no model)."""
+    if re.search(r"^Summarize: ", req.prompt, re.M):
+        return _summary_answer(req.prompt)
     if "Proposed parts:" in req.prompt:
         return _score_answer(req.prompt)
     if re.search(r"^Task: ", req.prompt, re.M) and "5 to 8 lines" in req.system:

@@ -55,7 +55,13 @@ from specswarm.spec import GoalSpec, Prompts
 MAX_RETRIES = 2
 """Retries after the first attempt (so at most three generations per task)."""
 T = TypeVar("T")
-ROLE_OF = {"decompose": "decomposer", "refine": "decomposer", "score": "scorer", "execute": "executor"}
+ROLE_OF = {
+    "decompose": "decomposer",
+    "refine": "decomposer",
+    "score": "scorer",
+    "execute": "executor",
+    "summarize": "executor",
+}
 """The role that runs each task (whose model settings its requests use)."""
 
 

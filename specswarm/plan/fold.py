@@ -22,8 +22,9 @@ from specswarm.plan.rules import (
     decide_leaf,
     decide_split,
 )
+from specswarm.plan.summaries import decide_summary, summary_sources
 from specswarm.plan.tree import KeptTree, NodeSeed
-from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView, child_id
+from specswarm.plan.views import ROOT, NodeView, Plan, ProposalView, SummaryView, child_id
 from specswarm.protocol.bodies import ProposalBody, RunBody
 from specswarm.protocol.canonical import digest as canonical_digest
 from specswarm.protocol.events import Event
@@ -158,7 +159,7 @@ class FoldState:
 
         tree = self._tree
         if tree is None:
-            tree = self._tree = KeptTree()
+            tree = self._tree = KeptTree(summaries=spec.review.summaries)
             self._dirty.clear()
             tree.grow(
                 [NodeSeed(ROOT, None, spec.goal, spec.context, 0, spec.tree.max_depth <= 0, {})], derive
@@ -168,9 +169,12 @@ class FoldState:
             for node in dirty:
                 if node in tree.nodes:
                     tree.rebuild(node, derive)
-        counts["proposals_outside_tree"] = counts.get("proposal", 0) - tree.counted
-        nodes = dict(tree.nodes)
         run_id = run.run
+        tree.summarize(partial(summary_of, self._index, run_id, roles))
+        counts["proposals_outside_tree"] = counts.get("proposal", 0) - tree.counted
+        if counts.get("summary"):
+            counts["summaries_uncounted"] = counts["summary"] - tree.summarized
+        nodes = dict(tree.nodes)
         complete, digest = tree.incomplete == 0, partial(tree.digest, run_id, nodes)
         return Plan(run_id, spec, nodes, roles, counts, complete, digest, self._roles_and_strategies()[1])
 
@@ -238,6 +242,15 @@ def split_decision(
     best = spec is not None and spec.tree.select == "best"
     ballots = index.ballots.get(node, {}).values() if best else None
     return decide_split(run, node, proposals, votes, roles, q, n, chain, ballots)
+
+
+def summary_of(
+    index: EventIndex, run: str, roles: Mapping[str, str], view: NodeView, kids: list[NodeView]
+) -> SummaryView | None:
+    """:func:`decide_summary` of split node ``view`` (its children ``kids``) on the events
+    ``index`` holds."""
+    held = index.summaries.get(view.id, {}).values()
+    return decide_summary(run, held, roles, summary_sources(kids))
 
 
 def board_judge(

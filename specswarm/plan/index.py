@@ -12,6 +12,7 @@ from specswarm.protocol.bodies import (
     ProposalBody,
     ResultBody,
     RunBody,
+    SummaryBody,
     VoteBody,
 )
 from specswarm.protocol.events import Event
@@ -26,7 +27,8 @@ role, so only the decisions over that author's events (:meth:`EventIndex.touched
 
 class EventIndex:
     """The event set, by id and by what each rule needs: joins by author, proposals by node,
-    the least vote per (author, run) by proposal, ballots by node, claims and results by leaf."""
+    the least vote per (author, run) by proposal, ballots by node, claims and results by leaf,
+    summaries by node."""
 
     def __init__(self, run: str | None = None) -> None:
         self.pinned_run = run
@@ -42,9 +44,11 @@ class EventIndex:
         self.claims: dict[str, dict[str, Event]] = {}  # leaf -> claim id -> claim
         self.results: dict[str, dict[str, Event]] = {}  # leaf -> result id -> result
         self.result_leaf: dict[str, str] = {}  # result id -> its leaf (a vote may judge a result)
+        self.summaries: dict[str, dict[str, Event]] = {}  # split node -> summary id -> summary
         self.counts: dict[str, int] = {}
         self.by_author: dict[str, list[Event]] = {}
-        """author -> its events that bear on a node (proposals, votes, ballots, claims, results)."""
+        """author -> its events that bear on a node (proposals, votes, ballots, claims, results,
+        summaries)."""
         self._run_events: dict[str, Event] = {}
         self._run_sizes: dict[str, int] = {}
 
@@ -69,7 +73,7 @@ class EventIndex:
         if isinstance(body, JoinBody):
             self.joins.setdefault(event.author, []).append(event)
             return touched or JOIN
-        if isinstance(body, ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody):
+        if isinstance(body, ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody | SummaryBody):
             self.by_author.setdefault(event.author, []).append(event)
         if isinstance(body, ProposalBody):
             self.proposals[event.id] = event
@@ -90,6 +94,9 @@ class EventIndex:
             self.results.setdefault(body.leaf, {})[event.id] = event
             self.result_leaf[event.id] = body.leaf
             return touched or body.leaf
+        elif isinstance(body, SummaryBody):
+            self.summaries.setdefault(body.node, {})[event.id] = event
+            return touched or body.node
         return touched
 
     def touched_by(self, author: str) -> set[str]:
@@ -101,7 +108,7 @@ class EventIndex:
                 judged = self._judged_node(body.proposal)
                 if judged is not None:
                     nodes.add(judged)
-            elif isinstance(body, ProposalBody | BallotBody):
+            elif isinstance(body, ProposalBody | BallotBody | SummaryBody):
                 nodes.add(body.node)
             elif isinstance(body, ClaimBody | ResultBody):
                 nodes.add(body.leaf)

@@ -8,10 +8,11 @@ from per-node canonical bytes kept while a node's view is unchanged.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from specswarm.plan.views import NodeView, node_content
+from specswarm.plan.views import NodeView, SummaryView, node_content
 from specswarm.protocol.bodies import Facts
 from specswarm.protocol.canonical import canonical_bytes, sha256_hex
 
@@ -31,18 +32,26 @@ class NodeSeed:
 
 Derive = Callable[[NodeSeed], tuple[NodeView, list[NodeSeed]]]
 """The view of one node from its decision, and the seeds of its children."""
+Summarize = Callable[[NodeView, list[NodeView]], SummaryView | None]
+"""The counted summary of a split node, given its view and its children's views."""
 
 
 class KeptTree:
     """The nodes of the last plan, with the counts ``plan()`` reads off them."""
 
-    def __init__(self) -> None:
+    def __init__(self, summaries: bool = False) -> None:
+        self.summaries = summaries
+        """Split nodes get summaries (``review.summaries``): one without is not complete."""
         self.nodes: dict[str, NodeView] = {}
         self.incomplete = 0
-        """Nodes that keep the plan from complete (an open split, a leaf without result)."""
+        """Nodes that keep the plan from complete (an open split, a leaf without result, with
+        ``summaries`` a split node without its summary)."""
         self.counted = 0
         """Proposals shown in the tree."""
+        self.summarized = 0
+        """Split nodes with a counted summary."""
         self._frags: dict[str, tuple[NodeView, bytes]] = {}  # node id -> (view, canonical content)
+        self._changed: set[str] = set()  # nodes put since the last summarize()
 
     def grow(self, queue: list[NodeSeed], derive: Derive) -> None:
         """Add the subtrees of these seeds (depth first, as the full build always did)."""
@@ -72,15 +81,56 @@ class KeptTree:
         else:
             self._put(view)
 
+    def summarize(self, decide: Summarize) -> None:
+        """Re-decide the summary of every split node that a node put since the last call may
+        change (itself, its parent), deepest first; a summary that changed re-decides its
+        parent's in turn (a node's sources are its children's results and summaries)."""
+        changed, self._changed = self._changed, set()
+        if not self.summaries:
+            return
+        queue: list[tuple[int, str]] = []
+        queued: set[str] = set()
+
+        def push(nid: str | None) -> None:
+            view = self.nodes.get(nid) if nid is not None else None
+            if view is not None and view.id not in queued:
+                queued.add(view.id)
+                heapq.heappush(queue, (-view.depth, view.id))
+
+        for nid in changed:
+            if nid in self.nodes:
+                push(nid)
+                push(self.nodes[nid].parent)
+        while queue:
+            view = self.nodes[heapq.heappop(queue)[1]]
+            if view.leaf or view.accepted is None:
+                continue
+            kids = [self.nodes[c] for c in view.children if c in self.nodes]
+            summary = decide(view, kids)
+            if summary != view.summary:
+                self._drop(view)
+                self._put(replace(view, summary=summary))
+                push(view.parent)
+        self._changed.clear()
+
+    def _open(self, view: NodeView) -> bool:
+        """Whether ``view`` keeps the plan from complete."""
+        if view.leaf:
+            return view.result is None
+        return view.accepted is None or (self.summaries and view.summary is None)
+
     def _put(self, view: NodeView) -> None:
         self.nodes[view.id] = view
-        self.incomplete += (view.result is None) if view.leaf else (view.accepted is None)
+        self.incomplete += self._open(view)
         self.counted += len(view.proposals)
+        self.summarized += view.summary is not None
+        self._changed.add(view.id)
 
     def _drop(self, view: NodeView) -> None:
         del self.nodes[view.id]
-        self.incomplete -= (view.result is None) if view.leaf else (view.accepted is None)
+        self.incomplete -= self._open(view)
         self.counted -= len(view.proposals)
+        self.summarized -= view.summary is not None
 
     def digest(self, run_id: str, nodes: Mapping[str, NodeView]) -> str:
         """``canonical_digest(plan.content())``, joined from per-node canonical bytes that are

@@ -100,6 +100,27 @@ class ResultView:
 
 
 @dataclass(frozen=True)
+class SummaryView:
+    """The counted summary of a split node (``review.summaries``)."""
+
+    id: str
+    author: str
+    text: str
+    model: str
+    sources: tuple[str, ...]
+    """The children's counted results and summaries it was written from, in child order."""
+    lamport: int = 0
+    fallback: bool = False
+    """No usable answer came from the model: the text joins the children's titles."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "author": self.author, "text": self.text, "model": self.model}
+        if self.fallback:
+            out["fallback"] = True
+        return out
+
+
+@dataclass(frozen=True)
 class NodeView:
     id: str
     parent: str | None
@@ -121,6 +142,9 @@ class NodeView:
     results: tuple[ResultView, ...] = ()
     """Leaves whose results the board judges: every counted result, the counted one first, then
     in (lamport, author, id) order; empty when results are not judged."""
+    summary: SummaryView | None = None
+    """Split nodes, in a run with ``review.summaries``: the counted summary, once the children
+    are done and one was written from what they hold."""
 
     @property
     def status(self) -> str:
@@ -191,7 +215,7 @@ class Plan:
                 "leaf": n.leaf,
                 "result": n.result.output if n.result else None,
                 "children": [node(self.nodes[c]) for c in n.children],
-            }
+            } | ({"summary": n.summary.text} if n.summary else {})
 
         spec = self.spec
         return {
@@ -281,6 +305,8 @@ class Plan:
                 out["votes"] = [vote(v) for v in r.votes]
             return out
 
+        summaries = self.spec is not None and self.spec.review.summaries
+
         def node(n: NodeView) -> dict[str, Any]:
             acc = n.accepted_proposal
             out: dict[str, Any] = {
@@ -296,6 +322,8 @@ class Plan:
                 "alternatives": [proposal(p) for p in n.proposals if p.id != n.accepted],
                 "children": [node(self.nodes[c]) for c in n.children],
             }
+            if summaries and not n.leaf:
+                out["summary"] = n.summary.to_json() if n.summary else None
             if n.leaf:
                 out["claim"] = n.claim
                 out["result"] = result(n.result) if n.result else None
@@ -331,4 +359,4 @@ def node_content(n: NodeView) -> dict[str, Any]:
         "accepted": n.accepted,
         "children": list(n.children),
         "result": n.result.id if n.result else None,
-    }
+    } | ({"summary": n.summary.id} if n.summary else {})

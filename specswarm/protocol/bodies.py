@@ -216,7 +216,40 @@ class ResultBody:
         return out
 
 
-Body: TypeAlias = RunBody | JoinBody | ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody
+@dataclass(frozen=True)
+class SummaryBody:
+    """``summary``: an executor's short summary of a split node, written once its children are
+    done (``review.summaries``), from their counted results and summaries."""
+
+    KIND: ClassVar[str] = "summary"
+    node: str
+    """Id of the split node summarized."""
+    text: str
+    """The summary: a few sentences of prose."""
+    sources: tuple[str, ...]
+    """The ids of the children's counted results (leaves) and summaries (split children), in
+    child order: what it was written from. The fold counts it only while they are still what
+    the children hold."""
+    model: str
+    """Name of the model that wrote it (``fallback`` marks text made without one)."""
+    fallback: bool = False
+    """True when no usable answer came from the model and the text joins the children's titles."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "node": self.node,
+            "text": self.text,
+            "sources": list(self.sources),
+            "model": self.model,
+        }
+        if self.fallback:
+            out["fallback"] = True
+        return out
+
+
+Body: TypeAlias = (
+    RunBody | JoinBody | ProposalBody | VoteBody | BallotBody | ClaimBody | ResultBody | SummaryBody
+)
 """Any event body."""
 
 
@@ -264,6 +297,14 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
                 str(raw["model"]),
                 None if revises is None else str(revises),
             )
+        if kind == "summary":
+            return SummaryBody(
+                str(raw["node"]),
+                str(raw["text"]),
+                tuple(str(s) for s in raw["sources"]),
+                str(raw["model"]),
+                bool(raw.get("fallback", False)),
+            )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EventError(f"malformed {kind} body: {type(exc).__name__}: {exc}") from None
     raise EventError(f"unknown event kind {kind!r}")
@@ -284,7 +325,11 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
         if isinstance(raw, dict) and "review" not in raw:
             # a run made before results were judged (no review section) keeps its rule too:
             # the first result under the winning claim counts
-            raw = {**raw, "review": {"results": False}}
+            raw = {**raw, "review": {"results": False, "summaries": False}}
+        review = raw.get("review") if isinstance(raw, dict) else None
+        if isinstance(review, dict) and "summaries" not in review:
+            # a run made before split nodes were summarized completes without summaries
+            raw = {**raw, "review": {**review, "summaries": False}}
         return spec_from_json(raw)
     except SpecError as exc:
         first = exc.problems[0] if exc.problems else None
@@ -304,6 +349,7 @@ __all__ = [
     "ProposalBody",
     "ResultBody",
     "RunBody",
+    "SummaryBody",
     "VoteBody",
     "parse_body",
 ]

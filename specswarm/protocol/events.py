@@ -33,7 +33,7 @@ DOMAIN = b"specswarm/event/v1\n"
 ADMISSION_DOMAIN = b"specswarm/admission/v1\n"
 MAX_EVENT_BYTES = 256 * 1024
 """Events larger than this (as received) are refused unread. A run event carries the whole spec."""
-KINDS = ("run", "join", "proposal", "vote", "ballot", "claim", "result")
+KINDS = ("run", "join", "proposal", "vote", "ballot", "claim", "result", "summary")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ the export's data so that every value left depends on the content alone:
 - a peer is named by its role (``decomposer``, ``executor``; a scorer with its lens:
   ``concrete scorer``), not by its id;
 - a proposal is named by a hash of its strategy and children (``c3`` and 6 hex digits), a
-  judged result by a hash of its text (``r`` and 6 hex digits), a node by its outline number
+  judged result by a hash of its text (``r`` and 6 hex digits), a summary by a hash of its text
+  (``s`` and 6 hex digits), a node by its outline number
   (``root``, ``1``, ``1.2``);
 - votes and alternatives are listed in content order;
 - the run id, the digest, the participants and the event counts are left out (they belong in
@@ -125,5 +126,9 @@ def _rewrite_node(node: dict[str, Any], number: str, labels: Mapping[str, str]) 
             for v in r["votes"]:
                 v.pop("id", None)
                 v["author"] = labels.get(v["author"], "scorer")
+    summary = node.get("summary")
+    if summary:
+        summary["id"] = "s" + hashlib.sha256(str(summary.get("text", "")).encode()).hexdigest()[:6]
+        summary["author"] = "executor"
     for i, child in enumerate(node["children"], 1):
         _rewrite_node(child, f"{number}.{i}" if number != "root" else str(i), labels)

@@ -12,6 +12,7 @@ from specswarm.spec.quorum import Quorum as Quorum
 from specswarm.spec.quorum import quorum_size as quorum_size
 from specswarm.spec.values import DEFAULT_LENSES as DEFAULT_LENSES
 from specswarm.spec.values import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
+from specswarm.spec.values import LATER_TASKS as LATER_TASKS
 from specswarm.spec.values import LAUNCH_ORDER as LAUNCH_ORDER
 from specswarm.spec.values import TASKS as TASKS
 from specswarm.spec.values import AccessSettings as AccessSettings

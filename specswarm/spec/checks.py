@@ -17,7 +17,7 @@ from specswarm.spec._yaml import DocPath
 from specswarm.spec.bounds import MAX_TEMPLATE_CHARS, amount, outside, read_at_most
 from specswarm.spec.prompting import template_problem
 from specswarm.spec.quorum import normal_quorum
-from specswarm.spec.values import TASKS, Prompts, TreeLimits
+from specswarm.spec.values import LATER_TASKS, TASKS, Prompts, TreeLimits
 from specswarm.spec.wording import Where, schema_at, show
 
 # --------------------------------------------------------------------------- semantic problems
@@ -228,6 +228,8 @@ def prompts_from_text(
     given = given if isinstance(given, Mapping) else {}
     problems: list[SpecProblem] = []
     for task in TASKS:
+        if task not in given and not rendered and task in LATER_TASKS:
+            continue  # a run event of a version before this task: it never asks it
         if task not in given:
             problems.append(
                 where.at(

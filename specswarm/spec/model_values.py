@@ -24,6 +24,8 @@ class TokenLimits:
     """Per rating."""
     execute: int = 300
     """Per leaf."""
+    summarize: int = 200
+    """Per summary of a split node."""
 
 
 @dataclass(frozen=True)

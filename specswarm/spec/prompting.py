@@ -59,6 +59,7 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "critique",
         "previous",
     ),
+    "summarize": ("goal", "context", "language", "node", "ancestors", "children"),
 }
 """Task -> the variables its prompt template is given (docs/how-to/prompt-templates.md and the
 schema's ``prompts`` descriptions say what each one holds)."""
@@ -119,6 +120,22 @@ _RICH: dict[str, Any] = {
     ],
     "critique": ["concrete: 3 item lines, 120 characters: write at least 5 lines and 200 characters"],
     "previous": "- Visit the temples of Higashiyama",
+    "children": [
+        {
+            "title": _NODE["title"],
+            "detail": _NODE["detail"],
+            "facts": _NODE["facts"],
+            "leaf": True,
+            "text": "- 08:00 Kiyomizu-dera before the tour buses\n- 10:30 Ninenzaka",
+        },
+        {
+            "title": _SIBLING["title"],
+            "detail": _SIBLING["detail"],
+            "facts": _SIBLING["facts"],
+            "leaf": False,
+            "text": "A morning in the bamboo grove, then the river by boat.",
+        },
+    ],
 }
 """One value per variable, every optional one present (nested facts, siblings, critiques...)."""
 
@@ -143,6 +160,15 @@ _BARE: dict[str, dict[str, Any]] = {
         "siblings": [],
     }
     | {"avoid": [], "vague": False, "judged": False, "planned": [], "critique": [], "previous": ""},
+    "summarize": {
+        "context": "",
+        "language": "",
+        "node": _ROOT,
+        "ancestors": [],
+        "children": [
+            {"title": "Book the flights", "detail": "", "facts": {}, "leaf": True, "text": "- Book"}
+        ],
+    },
 }
 """Per task, the values that can be empty at run time, empty (the root node, no siblings...)."""
 

@@ -22,8 +22,10 @@ from specswarm.spec.model_values import TokenLimits as TokenLimits
 from specswarm.spec.quorum import Quorum, quorum_size
 from specswarm.spec.wording import Where
 
-TASKS = ("decompose", "refine", "score", "execute")
+TASKS = ("decompose", "refine", "score", "execute", "summarize")
 """The model tasks; each has a prompt template and a token limit."""
+LATER_TASKS = ("summarize",)
+"""Tasks added after runs were first recorded: a run event's spec may lack their templates."""
 DEFAULT_STRATEGIES = ("by parts", "by sequence", "by theme")
 """Decomposer strategies used when a spec declares none."""
 DEFAULT_LENSES = ("feasibility", "coverage", "specificity")
@@ -122,6 +124,9 @@ class Prompts:
     """Asks a scorer's model to rate a split."""
     execute: str
     """Asks an executor to write the content of a leaf."""
+    summarize: str = field(default="", metadata=OMITTED)
+    """Asks an executor to summarize a split node from its children (``review.summaries``);
+    empty only in the spec of a run made before summaries (its run event has none)."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,10 @@ class Review:
     accepts it, a rejected one is written again with the critique (up to
     ``tree.max_revisions`` times, then the best rejected one counts). False: the first result
     under the winning claim counts unjudged (the rule of runs made before results were judged)."""
+    summaries: bool = True
+    """Every split node gets a short summary, written by an executor once its children are done
+    (bottom-up: the root's is the plan's overview); the plan is complete only with them. False:
+    no summaries (the rule of runs made before them)."""
 
 
 @dataclass(frozen=True)

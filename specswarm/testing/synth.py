@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specswarm.plan.fold import FoldState
+from specswarm.plan.summaries import summary_sources
 from specswarm.plan.views import child_id
 from specswarm.protocol.bodies import RunBody
 from specswarm.protocol.events import Event, admit, make_event, make_run_event
@@ -23,8 +24,9 @@ _STUB_PROMPT = "{% block system %}You plan.{% endblock %}{% block prompt %}{{ no
 
 def minimal_spec(**overrides: Any) -> dict[str, Any]:
     """A complete normalized spec (as ``GoalSpec.to_json()`` gives) with stub prompts, the scripted
-    model, an open swarm and results counted unjudged (``review.results`` off: a synthetic result
-    counts without the scorers' votes; ``review={"results": True}`` for the board's rule);
+    model, an open swarm, results counted unjudged (``review.results`` off: a synthetic result
+    counts without the scorers' votes; ``review={"results": True}`` for the board's rule) and no
+    summaries unless ``review`` asks for them (``"summaries": True``);
     ``overrides`` replace top-level sections (defaults fill the rest)."""
     data: dict[str, Any] = {
         "name": "synthetic",
@@ -42,6 +44,7 @@ def minimal_spec(**overrides: Any) -> dict[str, Any]:
         "review": {"results": False},
     }
     data.update(overrides)
+    data["review"] = {"summaries": False, **data["review"]}
     return spec_from_mapping(data, name="synthetic").to_json()
 
 
@@ -183,6 +186,34 @@ class Swarm:
         if revises is not None:
             body["revises"] = revises
         return self.emit(who, "result", body, lamport)
+
+    def summary(
+        self,
+        who: Identity,
+        node: str,
+        sources: Sequence[str],
+        text: str | None = None,
+        lamport: int | None = None,
+    ) -> Event:
+        """A summary of split ``node`` written from ``sources`` (the children's counted results
+        and summaries, in child order)."""
+        body = {"node": node, "text": text or f"Summary of {node}.", "sources": list(sources)}
+        return self.emit(who, "summary", body | {"model": "synthetic"}, lamport)
+
+    def summarize_all(self) -> None:
+        """Summarize every split node whose children are done, bottom-up, by the first executor."""
+        while True:
+            plan = FoldState(self.events).plan()
+            ready = [
+                (n, summary_sources([plan.nodes[c] for c in n.children]))
+                for n in plan.walk()
+                if not n.leaf and n.accepted and n.summary is None
+            ]
+            ready = [(n, s) for n, s in ready if s is not None]
+            if not ready:
+                return
+            for n, sources in ready:
+                self.summary(self.peers["executor"][0], n.id, sources or ())
 
     def accept(
         self,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specswarm.plan import NodeView, Plan
+from specswarm.plan.summaries import summary_sources
 from specswarm.protocol.identity import short_id
 from specswarm.spec import TreeLimits
 from specswarm.swarm.launcher.procs import PeerProc
@@ -21,12 +22,18 @@ def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
     roles_alive = {p.role for p in peers if p.alive}
     names = {p.identity.peer_id: p.name for p in peers}
     max_rev = (plan.spec.tree if plan.spec else TreeLimits()).max_revisions
+    summaries = plan.spec is not None and plan.spec.review.summaries
     reasons = []
     for n in plan.walk():
         if n.leaf and n.result is None:
             reasons.append(f"leaf {n.id} {n.title[:50]!r}: {_leaf_stuck(n, roles_alive, names)}")
         elif not n.leaf and not n.accepted:
             reasons.append(f"node {n.id} {n.title[:50]!r}: {_split_stuck(n, roles_alive, max_rev)}")
+        elif not n.leaf and summaries and n.summary is None and _children_done(plan, n):
+            alive = "" if "executor" in roles_alive else "; no executor is alive"
+            reasons.append(
+                f"node {n.id} {n.title[:50]!r}: its parts are done, its summary is not written yet{alive}"
+            )
     failures = sum(p.counter("model_failures") for p in peers)
     if failures:
         last = [
@@ -45,6 +52,11 @@ def diagnose(plan: Plan, peers: Sequence[PeerProc]) -> list[str]:
     if restarted:
         reasons.append("peers restarted: " + ", ".join(restarted))
     return reasons
+
+
+def _children_done(plan: Plan, n: NodeView) -> bool:
+    kids = [plan.nodes[c] for c in n.children if c in plan.nodes]
+    return len(kids) == len(n.children) and summary_sources(kids) is not None
 
 
 def _leaf_stuck(n: NodeView, roles_alive: set[str], names: dict[str, str]) -> str:

@@ -2,7 +2,8 @@
 
 The work still open, in model calls (:func:`calls_left`): every leaf without a result needs one
 execution; every node still to be split needs its split (proposals by its rival decomposers,
-a rating by every scorer of each) and then its children's work, down to ``tree.max_depth``.
+a rating by every scorer of each) and then its children's work, down to ``tree.max_depth``;
+with ``review.summaries`` every split node without its summary needs one call more.
 What a split costs and how many children it gets are measured on the splits accepted so
 far (before the first one: the spec's rivals and scorers, the middle of its child limits).
 The seconds per call (:func:`seconds_per_call`) are the model's own measured seconds per call
@@ -35,12 +36,13 @@ def calls_left(plan: Plan, spec: GoalSpec) -> float:
     split_cost = mean(_spent(n) for n in split) if split else min(RIVALS, decs) * (1 + scorers)
     done = [n for n in plan.walk() if n.accepted]
     fanout = mean(len(n.children) for n in done) if done else (limits.min_children + limits.max_children) / 2
+    summary = 1.0 if spec.review.summaries else 0.0  # each split node's summary: one call
 
     def below(depth: int) -> float:
         """The work under a node at ``depth`` once it is split: its children's."""
         if depth + 1 >= limits.max_depth:
             return fanout  # leaves: one execution each
-        return fanout * (split_cost + below(depth + 1))
+        return fanout * (split_cost + summary + below(depth + 1))
 
     root_cost = max(1, min(decs, ROOT_RIVALS)) * (1 + scorers)  # up to ROOT_RIVALS at the root
     left = 0.0
@@ -49,7 +51,9 @@ def calls_left(plan: Plan, spec: GoalSpec) -> float:
             left += 0 if n.result is not None else 1
         elif not n.accepted:
             cost = root_cost if n.parent is None else split_cost
-            left += max(1.0, cost - _spent(n)) + below(n.depth)
+            left += max(1.0, cost - _spent(n)) + summary + below(n.depth)
+        elif n.summary is None:
+            left += summary
     return left
 
 

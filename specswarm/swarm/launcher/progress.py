@@ -182,8 +182,10 @@ class Progress:
             self._view = None
 
     def _news(self, plan: Plan, names: dict[str, str]) -> None:
-        """A line for every split accepted and every leaf done since the last update; a peer is
-        named by its seat (``executor-0``), as in the tree and the peer table."""
+        """A line for every split accepted, every leaf done and every node summarized since the
+        last update; a peer is named by its seat (``executor-0``), as in the tree and the peer
+        table."""
+        summarized = []  # said after the leaves: a summary comes after its parts
         for n in plan.walk():
             if n.accepted and n.id not in self.seen_accepted:
                 self.seen_accepted.add(n.id)
@@ -201,6 +203,13 @@ class Progress:
                 self.seen_results.add(n.id)
                 who = names.get(n.result.author) or f"executor {short_id(n.result.author)}"
                 self.say(f"leaf done: {n.title[:60]!r} by {who}")
+            if n.summary and n.id not in self.seen_results:
+                self.seen_results.add(n.id)
+                who = names.get(n.summary.author) or f"executor {short_id(n.summary.author)}"
+                how = " (its parts' titles: no usable answer)" if n.summary.fallback else ""
+                summarized.append((n.depth, f"summary: {n.title[:60]!r} by {who}{how}"))
+        for _, line in sorted(summarized, key=lambda dl: -dl[0]):
+            self.say(line)
 
 
 def names_of(peers: Sequence[PeerProc]) -> dict[str, str]:

@@ -17,6 +17,8 @@ wins, as always: a claimant waits the same window before it runs the leaf (a riv
 reaches it meanwhile), and a result written while an older live claim or a result arrived is
 not sent (``counters.results_withheld``).
 
+With nothing to claim, an executor writes the summary of a split node whose children are done
+(``review.summaries``: :mod:`~specswarm.swarm.roles.summarizing`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.protocol.identity import short_id
 from specswarm.swarm.roles.base import spread, tree_orders
+from specswarm.swarm.roles.summarizing import SummaryWriter
 from specswarm.swarm.roles.writing import LeafWriter, holder_work, latest_result, writable_now
 
 if TYPE_CHECKING:
@@ -44,7 +47,7 @@ CLAIM_WINDOWS = 4
 """A rank's wait and a claimant's settle window are at most claim_timeout / CLAIM_WINDOWS."""
 
 
-class Executor(LeafWriter):
+class Executor(LeafWriter, SummaryWriter):
     name = "executor"
 
     def __init__(
@@ -111,6 +114,8 @@ class Executor(LeafWriter):
                 log.info("executor: %s holds %s but is gone; superseding", holder, leaf.id)
             await self._claim_and_run(node, leaf.id, leaf.claim if gone else None)
             return
+        # 3. nothing to claim now: summarize a split node whose children are done
+        await self.summarize_next(node, plan)
 
     def _window(self, node: Node) -> float:
         """Seconds a leaf left to a better-ranked executor waits per rank before this one claims
