@@ -16,7 +16,7 @@ from specswarm.testing.local import LocalSwarm, run_local
 from tests.swarmkit import swarm_spec
 
 THIN = "- See the sights\n- Have lunch\n- Walk around"
-REJECTED = "Your previous answer was rejected by the reviewers:"
+REJECTED = "An earlier answer to this task was rejected by the reviewers."
 
 
 def run(
@@ -80,7 +80,8 @@ def test_a_rejected_result_is_written_again_with_the_boards_critique() -> None:
         assert all(not v.approve and "concrete: 3 item lines" in v.critique for v in rejected.votes)
     revisions = [p for p in prompts if REJECTED in p]
     assert len(revisions) == len(plan.leaves())
-    assert all("- See the sights" in p and "- concrete: 3 item lines" in p for p in revisions)
+    # the critique is named, the rejected text is not quoted (a small model copies it back)
+    assert all("- concrete: 3 item lines" in p and "- See the sights" not in p for p in revisions)
 
 
 def test_a_result_rejected_every_time_ends_as_the_best_draft() -> None:

@@ -336,10 +336,10 @@ a hash of the task (names no other leaf's result holds, as a model's names would
 def _judged_answer(prompt: str) -> str:
     """A result the board can judge: six lines, each naming its task, a time, a place (a made-up
     name) and a reference number picked by a hash of the task (and, writing a rejected result
-    again, of that result: a revision says something else); a name the prompt says is planned
+    again, of the board's critique: a revision says something else); a name the prompt says is planned
     in other parts of the plan is not used again, as a model told so would not."""
     task = _find(r"^Task: (.*?)(?: \(.*\))?$", prompt, "the task")
-    _, _, salt = prompt.partition("Your previous answer was rejected by the reviewers:")
+    _, _, salt = prompt.partition("An earlier answer to this task was rejected by the reviewers.")
     _, _, planned = prompt.partition("Already planned in other parts of the plan")
     taken = (planned + salt).lower()
 
