@@ -80,8 +80,10 @@ def test_a_rejected_result_is_written_again_with_the_boards_critique() -> None:
         assert all(not v.approve and "concrete: 3 item lines" in v.critique for v in rejected.votes)
     revisions = [p for p in prompts if REJECTED in p]
     assert len(revisions) == len(plan.leaves())
-    # the critique is named, the rejected text is not quoted (a small model copies it back)
-    assert all("- concrete: 3 item lines" in p and "- See the sights" not in p for p in revisions)
+    # the failed check is turned into an instruction; nothing rejected is quoted (a small model
+    # copies what its prompt quotes)
+    assert all("- 5 to 8 lines, each naming an actual place" in p for p in revisions)
+    assert not any("See the sights" in p or "concrete:" in p for p in revisions)
 
 
 def test_a_result_rejected_every_time_ends_as_the_best_draft() -> None:

@@ -73,6 +73,8 @@ class Ask:
     """(execute) what the counted results of other leaves plan (the ledger, compacted)."""
     critique: Sequence[str] = ()
     """(execute) what the board asked to fix in ``previous``, one line per problem."""
+    failed: Sequence[str] = ()
+    """(execute) the board's checks ``previous`` failed (concrete, on_task, new, consistent)."""
     previous: str = ""
     """(execute) the rejected result this one writes again."""
     children: Sequence[Mapping[str, Any]] = ()
@@ -127,6 +129,7 @@ class Ask:
             "judged": self.judged,
             "planned": [{"title": w.title, "lines": list(w.lines)} for w in self.planned],
             "critique": list(self.critique),
+            "failed": list(self.failed),
             "previous": self.previous,
             "children": [dict(c) for c in self.children],
         }

@@ -321,6 +321,7 @@ def execute_judged(
     siblings: Sequence[Subject] = (),
     planned: Sequence[Written] = (),
     critique: Sequence[str] = (),
+    failed: Sequence[str] = (),
     previous: str = "",
     counts: TaskCounts | None = None,
     attempt: int = 0,
@@ -329,13 +330,22 @@ def execute_judged(
     """Write ``leaf`` for the board (``review.results``): the prompt names the path from the root
     (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
     holds (``planned``: the ledger) and, writing a rejected result again, its text
-    (``previous``) and what the board asked to fix (``critique``). The result is judged by the
+    (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
+    (``failed``). The result is judged by the
     scorers, not here: one answer (asked again only when it cannot be parsed). ``attempt`` and
     ``failure`` as for :func:`execute`."""
     tally = counts if counts is not None else TaskCounts()
     tally.revised += 1 if previous else 0
     ask = Ask(
-        spec, leaf, ancestors, siblings, judged=True, planned=planned, critique=critique, previous=previous
+        spec,
+        leaf,
+        ancestors,
+        siblings,
+        judged=True,
+        planned=planned,
+        critique=critique,
+        failed=failed,
+        previous=previous,
     )
     parse = partial(parse_execution, goal=spec.goal)
     return _attempts(model, "execute", ask, parse, tally, attempt * (MAX_RETRIES + 1), failure)

@@ -57,6 +57,7 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "judged",
         "planned",
         "critique",
+        "failed",
         "previous",
     ),
     "summarize": ("goal", "context", "language", "node", "ancestors", "children"),
@@ -119,6 +120,7 @@ _RICH: dict[str, Any] = {
         }
     ],
     "critique": ["concrete: 3 item lines, 120 characters: write at least 5 lines and 200 characters"],
+    "failed": ["concrete"],
     "previous": "- Visit the temples of Higashiyama",
     "children": [
         {
@@ -159,7 +161,8 @@ _BARE: dict[str, dict[str, Any]] = {
         "ancestors": [_ROOT],
         "siblings": [],
     }
-    | {"avoid": [], "vague": False, "judged": False, "planned": [], "critique": [], "previous": ""},
+    | {"avoid": [], "vague": False, "judged": False, "planned": []}
+    | {"critique": [], "failed": [], "previous": ""},
     "summarize": {
         "context": "",
         "language": "",

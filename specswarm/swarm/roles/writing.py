@@ -2,15 +2,15 @@
 unjudged (runs without ``review.results``), or a result for the board.
 
 For the board the executor writes what the fold and the ledger say, and nothing that depends
-on timing: the path from the root, the sibling leaves and, in a first result, the leaves of
-other branches nearest it (:func:`~specswarm.plan.ledger.elsewhere`: every leaf is written at
-once when the tree's shape is final). Writing a rejected result again, once the leaf is in turn:
-what the counted results before it plan (:func:`~specswarm.plan.ledger.compact`), its text and
-the board's critique (every scorer runs the same checks: the critique is the same whichever
-voted first), sampled with a seed of its own per revision (a greedy model asked to fix its
-answer tends to give the same answer back). The result then waits for the scorers; a rejected
-one is written again, with ``revises``, until the fold counts one (the best rejected one, once
-the revisions are used up).
+on timing: the path from the root, the sibling leaves and the leaves of other branches nearest
+it (:func:`~specswarm.plan.ledger.elsewhere`: every leaf is written at once when the tree's
+shape is final). Writing a rejected result again, once the leaf is in turn: the board's
+critique and the checks it failed (every scorer runs the same checks: they are the same
+whichever voted first), sampled with a seed of its own per revision. The default template
+turns the failed checks into short instructions and quotes nothing: a small model copies what
+its prompt quotes (the rejected text, other leaves' lines) into its answer. The result then
+waits for the scorers; a rejected one is written again, with ``revises``, until the fold counts
+one (the best rejected one, once the revisions are used up).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from specswarm.critics import repeats_of
-from specswarm.plan.ledger import compact, elsewhere, ledger, ready_to_write, result_in_turn
+from specswarm.plan.ledger import elsewhere, ready_to_write, result_in_turn
 from specswarm.plan.views import NodeView, Plan, ResultView
 from specswarm.protocol.bodies import ResultBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of
@@ -67,6 +67,14 @@ def writable_now(plan: Plan, leaf: NodeView) -> bool:
     return False
 
 
+def failed_checks(result: ResultView) -> list[str]:
+    """The board's checks that a rejecting vote of ``result`` failed, in the order voted."""
+    names: list[str] = []
+    for v in result.votes:
+        names += [c.name for c in v.checks if not v.approve and not c.passed and c.name not in names]
+    return names
+
+
 def critique_lines(result: ResultView) -> list[str]:
     """What the rejecting votes of ``result`` ask to fix, one line per distinct problem (every
     scorer runs the same checks: the same problem is named once)."""
@@ -101,8 +109,9 @@ class LeafWriter(ModelRole):
         if work is None or not writable_now(plan, leaf):
             return
         rejected = last if work == "revise" else None
-        planned = compact(plan, leaf, ledger(plan, leaf)) if rejected is not None else elsewhere(plan, leaf)
+        planned = elsewhere(plan, leaf)
         critique = critique_lines(rejected) if rejected is not None else []
+        failed = failed_checks(rejected) if rejected is not None else []
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
         retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         # the n-th revision samples with a seed of its own: the same whoever writes it
@@ -118,6 +127,7 @@ class LeafWriter(ModelRole):
                 siblings=siblings,
                 planned=planned,
                 critique=critique,
+                failed=failed,
                 previous=rejected.output if rejected is not None else "",
                 counts=node.counters.tasks,
                 **retry,
