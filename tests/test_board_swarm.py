@@ -25,8 +25,8 @@ def run(
     """A depth-1 run (three leaves) with ``answer`` as the model; the plan and every execute
     prompt asked."""
     spec = swarm_spec(decomposers=1, scorers=3, executors=2, max_depth=1)
-    spec["tree"]["max_revisions"] = max_revisions
-    assert spec["review"] == {"results": True, "summaries": True}  # the defaults of a spec made today
+    assert spec["review"] == {"results": True, "revisions": 1, "summaries": True}  # a spec made today
+    spec["review"]["revisions"] = max_revisions
     prompts: list[str] = []
 
     def model() -> ScriptedModel:

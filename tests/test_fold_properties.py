@@ -85,7 +85,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         "select": draw(st.sampled_from(["best", "first"])),
     }
     summarizing = draw(st.booleans())
-    review = {"results": judging, "summaries": summarizing}
+    review = {"results": judging, "summaries": summarizing, "revisions": draw(st.sampled_from([2, 1, 0]))}
     sw = Swarm(spec=minimal_spec(quorum=quorum, tree=tree, review=review), seed=draw(st.integers(0, 3)))
     dec, sco, exe = sw.peers["decomposer"], sw.peers["scorer"], sw.peers["executor"]
     lam = st.integers(1, 12)
@@ -552,7 +552,7 @@ def reference(events: list[Event]) -> dict[str, Any]:
             return None
         texts = {r.id: " ".join(r.wire["output"].split()) for r in mine}
         stuck = any(texts.get(r.wire.get("revises")) == texts[r.id] for r in mine)
-        if len(set(texts.values())) < spec["tree"]["max_revisions"] + 1 and not stuck:
+        if len(set(texts.values())) < spec["review"]["revisions"] + 1 and not stuck:
             return None
         return min(
             (-len(tally[r.id][0]), -tally[r.id][2], r.wire["output"], (r.lamport, r.author, r.id))
@@ -746,9 +746,8 @@ def result_scenarios(draw: st.DrawFn) -> list[Event]:
     quorum = draw(st.sampled_from(["majority", "all", 1, 2]))
     tree = {"max_depth": 1, "min_children": 1, "max_revisions": draw(st.integers(0, 3)), "select": "first"}
     texts = st.integers(0, draw(st.sampled_from([1, 2, 4])))  # few texts: copies and repeats
-    sw = Swarm(
-        spec=minimal_spec(quorum=quorum, tree=tree, review={"results": True}), seed=draw(st.integers(0, 3))
-    )
+    review = {"results": True, "revisions": draw(st.integers(0, 3))}
+    sw = Swarm(spec=minimal_spec(quorum=quorum, tree=tree, review=review), seed=draw(st.integers(0, 3)))
     sco, exe = sw.peers["scorer"], sw.peers["executor"]
     lam = st.integers(1, 8)
     sw.accept("root", [f"leaf {i}" for i in range(draw(st.integers(1, 2)))], leaf=True)

@@ -261,7 +261,7 @@ def board_judge(
     if spec is None or not spec.review.results:
         return None
     votes = {r: index.votes.get(r, {}).values() for r in index.results.get(leaf, {})}
-    q, n, chain = spec.quorum_size(), spec.roles.scorer.count, spec.tree.max_revisions + 1
+    q, n, chain = spec.quorum_size(), spec.roles.scorer.count, spec.review.revisions + 1
     return partial(judge_results, run, votes=votes, roles=roles, q=q, n_scorers=n, chain=chain)
 
 

@@ -10,7 +10,7 @@ the result under the least claim counts, unjudged).
 * a result is *rejected* when its rejections exceed n - q (the quorum is out of reach); a
   rejected result is written again (``ResultBody.revises``) by an executor;
 * every run delivers: with none accepted and none pending, once the leaf holds ``chain``
-  (``tree.max_revisions + 1``) rejected results of distinct texts, or a rejected revision says
+  (``review.revisions + 1``) rejected results of distinct texts, or a rejected revision says
   word for word what the result it revises said (the greedy model is stuck), the best rejected
   one counts: the most approving votes, then the highest mean score, then its text, then
   (lamport, author, id).

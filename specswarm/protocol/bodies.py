@@ -330,6 +330,11 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
         if isinstance(review, dict) and "summaries" not in review:
             # a run made before split nodes were summarized completes without summaries
             raw = {**raw, "review": {**review, "summaries": False}}
+        review = raw.get("review") if isinstance(raw, dict) else None
+        if isinstance(review, dict) and review.get("results") and "revisions" not in review:
+            # a run whose results were judged before review.revisions: tree.max_revisions
+            tree = raw.get("tree") if isinstance(raw.get("tree"), dict) else {}
+            raw = {**raw, "review": {**review, "revisions": tree.get("max_revisions", 2)}}
         return spec_from_json(raw)
     except SpecError as exc:
         first = exc.problems[0] if exc.problems else None

@@ -157,9 +157,13 @@ class Review:
 
     results: bool = True
     """Leaf results go through the board: the scorers vote on each one, a quorum of approvals
-    accepts it, a rejected one is written again with the critique (up to
-    ``tree.max_revisions`` times, then the best rejected one counts). False: the first result
-    under the winning claim counts unjudged (the rule of runs made before results were judged)."""
+    accepts it, a rejected one is written again (up to ``revisions`` times, then the best
+    rejected one counts). False: the first result under the winning claim counts unjudged (the
+    rule of runs made before results were judged)."""
+    revisions: int = 1
+    """Times a rejected leaf result is written again (a run event made before this field used
+    ``tree.max_revisions``). Each is a model call on the run's critical path: leaves are judged
+    in tree order."""
     summaries: bool = True
     """Every split node gets a short summary, written by an executor once its children are done
     (bottom-up: the root's is the plan's overview); the plan is complete only with them. False:
