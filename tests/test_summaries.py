@@ -117,7 +117,9 @@ def test_a_run_event_made_before_summaries_folds_without_them() -> None:
         }
     )
     raw = spec.to_json()
-    assert raw["review"] == {"results": True, "revisions": 1, "summaries": True} and raw["prompts"]["summarize"]
+    assert (
+        raw["review"] == {"results": True, "revisions": 1, "summaries": True} and raw["prompts"]["summarize"]
+    )
     del raw["prompts"]["summarize"], raw["review"]["summaries"], raw["review"]["revisions"]
     old = _run_spec(canonical_bytes(raw))
     assert old.review.summaries is False and old.review.results is True and old.prompts.summarize == ""
