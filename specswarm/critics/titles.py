@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from specswarm.critics.shingles import shingles
+
 NEAR_DUPLICATE = 0.75
 """Title token Jaccard at or above which two titles count as the same."""
 
@@ -174,11 +176,19 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def near_duplicate(a: str, b: str) -> bool:
-    """True when two titles say the same thing (same words, or nearly the same content words)."""
-    if normalize_title(a) == normalize_title(b):
+    """True when two titles say the same thing (same words, or nearly the same content words).
+    Titles with no Latin letter or digit (Chinese, Hindi, ...) have no words here: their
+    character trigrams are compared instead (Dice, the same threshold)."""
+    na, nb = normalize_title(a), normalize_title(b)
+    if na and na == nb:
         return True
     ta, tb = title_terms(a), title_terms(b)
-    return bool(ta and tb) and jaccard(ta, tb) >= NEAR_DUPLICATE
+    if ta and tb:
+        return jaccard(ta, tb) >= NEAR_DUPLICATE
+    if na or nb:
+        return False
+    sa, sb = shingles(a), shingles(b)
+    return bool(sa and sb) and 2 * len(sa & sb) / (len(sa) + len(sb)) >= NEAR_DUPLICATE
 
 
 def _lines(text: str) -> list[str]:

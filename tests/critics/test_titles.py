@@ -89,3 +89,13 @@ def test_parts_named_only_by_their_number_are_vague_whatever_their_details() -> 
     assert check_vagueness([Part("Visit Tokyo"), Part("Explore Kyoto"), Part("Hike Mount Fuji")]).passed
     assert check_vagueness([Part("Tokyo (days 1-5)"), Part("Kyoto (days 6-9)")]).passed
     assert numbered_only([Part("Venue"), Part("Venue 2"), Part("Catering")]) == {0: "venue", 1: "venue"}
+
+
+def test_titles_without_latin_words_are_compared_by_their_letters() -> None:
+    goal = "在八周内开一家小咖啡馆"
+    part = "设计和装修：在八周内完成咖啡馆的内部设计，包括空间布局、家具选择和装饰风格"
+    assert not near_duplicate(part, goal)  # shares a few words with the goal, says more
+    assert near_duplicate("在八周内开一家小咖啡馆。", goal)
+    assert not near_duplicate("तीन दिन दिल्ली में", "दो दिन आगरा में")
+    assert near_duplicate("तीन दिन दिल्ली में", "तीन दिन दिल्ली में।")
+    assert not near_duplicate("Tokyo", "東京")  # one side has words: the word rule decides
