@@ -62,6 +62,10 @@ CASES = {
         "missing.jsonl: cannot read event log: No such file or directory",
     ),
     "render a binary file": (["render", "afile.bin"], "afile.bin: cannot read event log: not UTF-8 text"),
+    "render a file with no run event": (
+        ["render", "afile"],
+        "afile: no run event (expected an event log that `plan --events` or `peer --events` wrote)",
+    ),
     "render --out a directory": (
         ["render", LOG, "--out", "adir"],
         "--out adir: cannot write the plan there: it is a directory",

@@ -235,6 +235,12 @@ def render(
             err=True,
         )
     plan = fold(log.events)
+    if plan.run_id is None:
+        from specswarm.errors import UsageError
+
+        raise UsageError(
+            f"{events}: no run event (expected an event log that `plan --events` or `peer --events` wrote)"
+        )
     _write_output(render_plan(plan, format.value, content_only=content_only), out)
 
 
