@@ -249,24 +249,6 @@ class AntiEntropy:
             self.counters.sync_inventory_bytes += len(data) + len(resp)
         return resp
 
-    async def learn_run(self, timeout: float) -> Event:
-        """Ask connected peers for the run event until one answers (a peer that only has --join)."""
-        with trio.fail_after(timeout):
-            while True:
-                for peer in self.transport.peers():
-                    try:
-                        raw = decode_hello_reply(
-                            await self.transport.request(peer, HELLO, timeout=HELLO_TIMEOUT)
-                        )
-                    except (TransportError, ValueError):
-                        continue
-                    if raw:
-                        event, reason = verify_event(raw, None)
-                        if event is not None and event.kind == "run":
-                            return event
-                        self.counters.dropped[reason_class(reason or "not a run event")] += 1
-                await trio.sleep(LEARN_RETRY)
-
     # -- announcing -----------------------------------------------------------------------------
     async def announce_loop(self) -> None:
         while True:
@@ -287,6 +269,24 @@ class AntiEntropy:
                 await self.transport.publish(encode_have(len(self.store), digest))
             except TransportError:
                 pass
+
+
+async def learn_run(sync: AntiEntropy, timeout: float) -> Event:
+    """Ask ``sync``'s connected peers for the run event until one answers (a peer that only has
+    --join)."""
+    with trio.fail_after(timeout):
+        while True:
+            for peer in sync.transport.peers():
+                try:
+                    raw = decode_hello_reply(await sync.transport.request(peer, HELLO, timeout=HELLO_TIMEOUT))
+                except (TransportError, ValueError):
+                    continue
+                if raw:
+                    event, reason = verify_event(raw, None)
+                    if event is not None and event.kind == "run":
+                        return event
+                    sync.counters.dropped[reason_class(reason or "not a run event")] += 1
+            await trio.sleep(LEARN_RETRY)
 
 
 def pull_source(sync: AntiEntropy, sender: str, msg: HaveMsg) -> str:
