@@ -596,14 +596,15 @@ budget: {{seconds: 400, settle_seconds: 1.0, claim_timeout: 60}}
     return path
 
 
-def _launch(workdir: Path, *extra: str) -> tuple[PlanRun, dict[str, Path]]:
+def _launch(workdir: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[PlanRun, dict[str, Path]]:
     files = {
         "out": workdir / "plan.md",
         "events": workdir / "events.jsonl",
         "report": workdir / "report.json",
     }
     args = [str(workdir / "spec.yaml"), *(f"--{k}={v}" for k, v in files.items()), *extra]
-    return PlanRun(*args, env=plan_env() | {"TMPDIR": str(workdir)}), files  # peers' logs land in workdir
+    env = plan_env() | {"TMPDIR": str(workdir)} | (env or {})  # peers' logs land in workdir
+    return PlanRun(*args, env=env), files
 
 
 def _fault_moment(
@@ -712,7 +713,9 @@ def restart_executor(workdir: Path, seed: int) -> dict[str, Any]:
     the leaf it held under the same claim (no second claim, no second result) and the rest."""
     rng = random.Random(f"restart-executor:{seed}")
     heal_spec(workdir, scorers=1, quorum=1, depth=1 + rng.randrange(2))
-    run, files = _launch(workdir)
+    # each model call takes 1 s, so the executor holds a claim while it writes: a lone executor
+    # waits no settle window, and an instant model left no claim without its result to kill at
+    run, files = _launch(workdir, env={"SPECSWARM_TEST_MODEL_DELAY": "1"})
     with run:
         held = _wait_held_claim(run, "executor-0", skip=rng.randrange(2))
         killed = {"executor-0": _kill(run, "executor-0")}

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import pytest
 import trio
 
-from specswarm.swarm.roles import base
-from specswarm.swarm.roles.base import machine_slot, machine_slots
+from specswarm.swarm.roles import slots
+from specswarm.swarm.roles.slots import machine_slot, machine_slots
 
 
 def test_slots_are_the_cores_divided_by_a_generations_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(slots.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
     assert machine_slots(SimpleNamespace(threads=1)) == 4
     assert machine_slots(SimpleNamespace(threads=2)) == 2
     assert machine_slots(SimpleNamespace(threads=3)) == 1
@@ -76,7 +76,7 @@ def test_a_cached_model_has_the_slots_of_the_model_it_caches(
     from specswarm.model.load import with_cache
     from specswarm.spec import ModelSettings
 
-    monkeypatch.setattr(base.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(slots.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     inner = Gpt4AllModel(tmp_path / "model.gguf", threads=1)  # weights load lazily: none here
     cached = with_cache(inner, ModelSettings(), tmp_path / "cache")
     assert cached is not inner

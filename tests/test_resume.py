@@ -49,14 +49,14 @@ def _env() -> dict[str, str]:
 class Launch:
     """`specswarm plan` as a child process whose stderr lines are collected as they come."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "specswarm", "plan", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env={**_env(), **(env or {})},
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -210,7 +210,10 @@ def test_a_run_out_of_time_still_delivers_its_partial_plan(tmp_path: Path) -> No
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
     out, events = tmp_path / "plan.md", tmp_path / "events.jsonl"
-    launch = Launch(str(spec), "--out", str(out), "--events", str(events), "--timeout", "12")
+    # every model call takes 1 s: the executor's 21 alone outlast the timeout (a lone executor
+    # no longer waits a settle window per leaf, and the instant model finished in 10 s)
+    slow = {"SPECSWARM_TEST_MODEL_DELAY": "1"}
+    launch = Launch(str(spec), "--out", str(out), "--events", str(events), "--timeout", "12", env=slow)
     assert launch.wait() == 1, launch.stderr
     assert "the plan did not converge within 12 s" in launch.stderr
     assert f"partial plan written to {out} (incomplete nodes marked)" in launch.stderr

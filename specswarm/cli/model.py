@@ -280,7 +280,7 @@ def serve(
     model: Model
     more: list[Model] = []
     if backend == "gpt4all":
-        from specswarm.swarm.roles.base import machine_slots
+        from specswarm.swarm.roles.slots import machine_slots
 
         first = Gpt4AllModel.from_settings(settings, keep_prefix=True)
         copies = [first] + [

@@ -127,7 +127,7 @@ class CachingModel:
     @property
     def threads(self) -> int | None:
         """As the model it caches: the machine's generation slots are counted from it
-        (:func:`~specswarm.swarm.roles.base.machine_slots`; without it a cached run had one)."""
+        (:func:`~specswarm.swarm.roles.slots.machine_slots`; without it a cached run had one)."""
         threads = getattr(self.inner, "threads", None)
         return threads if isinstance(threads, int) else None
 

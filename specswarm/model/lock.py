@@ -1,7 +1,9 @@
 """One generation at a time per process, and the way to call a model from trio.
 
 A second concurrent generation would only halve the speed of both and double
-the memory for the context, so every generation of a process takes one lock.
+the memory for the context, so every generation of a process takes one lock (except a
+model whose ``concurrent`` attribute is true: an endpoint that serves several requests at
+once, whose calls the endpoint's slots bound instead, ``swarm/roles/slots.py``).
 Peers are trio programs: :func:`agenerate` runs the blocking call in a worker
 thread, so gossip keeps flowing while the model thinks. The model tasks
 (:mod:`specswarm.model.tasks`) block and call :func:`generate_locked`; callers
@@ -35,7 +37,11 @@ _TRIO_LOCK = trio.Lock()
 
 
 def generate_locked(model: Model, req: GenerationRequest) -> Generation:
-    """Blocking ``model.generate(req)`` under the process-wide generation lock."""
+    """Blocking ``model.generate(req)`` under the process-wide generation lock; without it for
+    a model whose calls may overlap (``concurrent``: an endpoint that serves several requests
+    at once, its calls bounded by its machine-wide slots instead)."""
+    if getattr(model, "concurrent", False):
+        return model.generate(req)
     with _THREAD_LOCK:
         return model.generate(req)
 
@@ -47,6 +53,8 @@ async def agenerate(model: Model, req: GenerationRequest) -> Generation:
     thread runs, cancellation takes effect when the generation returns (a
     half-finished generation would keep the model busy anyway).
     """
+    if getattr(model, "concurrent", False):
+        return await trio.to_thread.run_sync(model.generate, req)
     async with _TRIO_LOCK:
         return await trio.to_thread.run_sync(generate_locked, model, req)
 

@@ -3,11 +3,15 @@
 Ollama (``http://localhost:11434/v1``), llama.cpp's server, vLLM, LM Studio and hosted APIs
 all speak it. The standard library does the HTTP (``urllib``); nothing is installed for it.
 
-* **Where it runs decides the machine slot.** A server on this machine (``127.0.0.1``,
-  ``::1``, ``localhost``) computes on the cores the peers share, so its generations take the
-  machine-wide slot like gpt4all's (``instant`` False: on a small CPU, one at a time finishes
-  sooner). An endpoint on another machine is ``instant``: waiting for it costs this machine
-  nothing, and several peers may ask at once (the server queues or batches them).
+* **Several requests at once, bounded.** A server answers several requests at once (its
+  parallel slots, a batch, a hosted API), so a spec's endpoint is asked by up to
+  ``model.concurrency`` peers' calls at once (:data:`DEFAULT_CONCURRENCY` when unset), a
+  bound shared by every peer process of the machine through file locks of that endpoint
+  (:attr:`OpenAIModel.endpoint_slots`, :mod:`specswarm.swarm.roles.slots`), not the
+  machine's generation slot. Without a bound (a model built without ``concurrency``: the
+  shared model service's client) where it runs decides: a server on this machine
+  (``127.0.0.1``, ``::1``, ``localhost``) takes the machine-wide generation slot like
+  gpt4all's (``instant`` False); an endpoint elsewhere is ``instant``.
 * **Retries are bounded.** A 429, a 5xx, a dropped connection or a timeout is asked again
   ``retries`` times, after 1, 2, 4 ... seconds (or the server's ``Retry-After``, at most
   30 s: :mod:`specswarm.model._http`); then the call fails as a
@@ -54,6 +58,10 @@ EXTRAS = ("top_k", "repeat_penalty")
 _CONTEXT = re.compile(r"context (?:size|length|window)|context_length|exceed_context|too many tokens", re.I)
 _SCHEMA_WORDS = re.compile(r"response_format|json_schema|grammar", re.I)
 _NOT_SERVED = re.compile(r"model_not_found|\bmodel\b.*\b(?:not found|does not exist)", re.I)
+DEFAULT_CONCURRENCY = 4
+"""Requests the peers of one machine send an endpoint at once when ``model.concurrency`` is
+unset: a server with parallel slots (or a hosted API) answers several at once, and more than a
+few at once only queue there."""
 DEAD_AFTER = 30.0
 """Seconds from the start of the first of a row of failed calls after which the endpoint counts
 as dead (an :class:`~specswarm.errors.EndpointError` naming ``base_url``, not one more
@@ -79,6 +87,7 @@ class OpenAIModel:
         backoff: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        concurrency: int | None = None,
     ) -> None:
         self.http = Endpoint(
             base_url, api_key=api_key, timeout=timeout, retries=retries, backoff=backoff, sleep=sleep
@@ -96,6 +105,9 @@ class OpenAIModel:
         self._lock = threading.Lock()
         self.row = FailedRow(self.http.base_url, clock)
         """Its calls that failed in a row: when the endpoint counts as dead."""
+        self.concurrency = concurrency
+        """Calls the peers of this machine send it at once (a spec's ``model.concurrency``);
+        None: no endpoint slots (the machine slot of a loopback server, or none)."""
 
     @classmethod
     def from_settings(cls, settings: ModelSettings, env: Mapping[str, str] | None = None) -> OpenAIModel:
@@ -110,6 +122,7 @@ class OpenAIModel:
             key_env=settings.api_key_env,
             timeout=settings.timeout,
             retries=settings.retries,
+            concurrency=settings.concurrency or DEFAULT_CONCURRENCY,
         )
 
     # ------------------------------------------------------------------ what the server says
@@ -124,6 +137,13 @@ class OpenAIModel:
         else:
             why = f"{self.base_url} wants an API key (HTTP {reply.status}); ${self.key_env} is not set"
         return EndpointError("api_key_env", why)
+
+    @property
+    def endpoint_slots(self) -> tuple[str, int] | None:
+        """``(base_url, concurrency)``: its calls take one of that many machine-wide slots of
+        this endpoint (:mod:`specswarm.swarm.roles.slots`), not the generation slot; None
+        without a bound."""
+        return (self.base_url, self.concurrency) if self.concurrency else None
 
     @property
     def instant(self) -> bool:
@@ -203,7 +223,7 @@ class OpenAIModel:
                     f"cannot reach {self.base_url} ({exc}) after {self.http.retries + 1} tries"
                 ) from None
             if reply.status == 200:
-                return self._answer(req, reply, schema, time.perf_counter() - started)
+                return read_answer(self, req, reply, schema, time.perf_counter() - started)
             self._fail(reply, schema)
         raise ModelError(f"{self.base_url}: the server refused every form of the request")
 
@@ -237,31 +257,37 @@ class OpenAIModel:
             return
         raise ModelError(f"{self.base_url}/chat/completions: HTTP {status}: {message}")
 
-    def _answer(self, req: GenerationRequest, reply: Reply, schema: bool, seconds: float) -> Generation:
-        data = reply.data if isinstance(reply.data, dict) else {}
-        try:
-            text = str(data["choices"][0]["message"].get("content") or "")
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise ModelError(
-                f"{self.base_url}/chat/completions: not a chat completion: {reply.text[:200]!r}"
-            ) from None
-        usage = data.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        tokens = int(usage.get("completion_tokens") or len(text.split()))
-        seconds = _model_seconds(data.get("timings")) or seconds
-        structured = schema and text.lstrip().startswith("{")
-        if schema and not structured:
-            log.warning(
-                "%s ignored response_format (the answer is not JSON); asking for free text", self.base_url
-            )
-            self.accepts_schema = False
-        text, _ = cut_at_stop(text, req.stop)  # servers cut at stop strings; make sure
-        if structured and req.schema is not None:
-            text = whole_words(text, req.schema.value())
-        model = str(data.get("model") or self.model_id or self.name)
-        return Generation(
-            text=text.strip(), tokens=tokens, seconds=seconds, model=_display(model), structured=structured
+
+def read_answer(
+    model: OpenAIModel, req: GenerationRequest, reply: Reply, schema: bool, seconds: float
+) -> Generation:
+    """The generation in ``model``'s 200 ``reply`` to ``req`` (``schema``: asked with one); an
+    answer that ignored the schema turns ``model.accepts_schema`` off. ModelError when the
+    reply is not a chat completion."""
+    data = reply.data if isinstance(reply.data, dict) else {}
+    try:
+        text = str(data["choices"][0]["message"].get("content") or "")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise ModelError(
+            f"{model.base_url}/chat/completions: not a chat completion: {reply.text[:200]!r}"
+        ) from None
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    tokens = int(usage.get("completion_tokens") or len(text.split()))
+    seconds = _model_seconds(data.get("timings")) or seconds
+    structured = schema and text.lstrip().startswith("{")
+    if schema and not structured:
+        log.warning(
+            "%s ignored response_format (the answer is not JSON); asking for free text", model.base_url
         )
+        model.accepts_schema = False
+    text, _ = cut_at_stop(text, req.stop)  # servers cut at stop strings; make sure
+    if structured and req.schema is not None:
+        text = whole_words(text, req.schema.value())
+    answered_by = str(data.get("model") or model.model_id or model.name)
+    return Generation(
+        text=text.strip(), tokens=tokens, seconds=seconds, model=_display(answered_by), structured=structured
+    )
 
 
 def serves_own_slot(http: Endpoint) -> bool | None:

@@ -47,6 +47,10 @@ class ModelSettings:
     """openai: seconds one HTTP request may take before it counts as failed."""
     retries: int = field(default=3, metadata=OMITTED)
     """openai: how often a request is sent again after a 429, a 5xx or a dropped connection."""
+    concurrency: int | None = field(default=None, metadata=OMITTED)
+    """openai: how many requests the peers of one machine send the endpoint at once (None: 4,
+    :data:`~specswarm.model.openai_backend.DEFAULT_CONCURRENCY`). The other backends take the
+    machine's generation slots instead."""
     shared: bool | None = field(default=None, metadata=OMITTED)
     """One model service for all peers (``plan``): True; None (for now) or False: a copy each."""
     temperature: float = 0.0

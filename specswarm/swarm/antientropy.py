@@ -29,6 +29,7 @@ from specswarm.swarm.store import EventStore
 from specswarm.swarm.wire import (
     GET_BATCH,
     HELLO,
+    ID_PREFIX,
     INV,
     BadRequest,
     Get,
@@ -183,16 +184,7 @@ class AntiEntropy:
         self._syncing.add(peer)
         new = 0
         try:
-            ids = await self._differences(peer, their_count)
-            missing = [i for i in ids if not self.store.holds_prefix(i)]
-            for start in range(0, len(missing), GET_BATCH):
-                batch = Get(tuple(missing[start : start + GET_BATCH]))
-                for raw in decode_get_reply(await self._request(peer, encode_request(batch))):
-                    event, reason = verify_event(raw, self.store.run_id)
-                    if event is None:
-                        self.counters.dropped[reason_class(reason)] += 1
-                    elif self.store.add(event):
-                        new += 1
+            new = await self.fetch(peer, await self._differences(peer, their_count))
             self.counters.syncs += 1
             self.counters.synced_events += new
             self._failures.pop(peer, None)
@@ -203,6 +195,34 @@ class AntiEntropy:
         finally:
             self._syncing.discard(peer)
         return new
+
+    async def fetch(self, peer: str, ids: list[str]) -> int:
+        """Get the events under the id prefixes ``ids`` that we lack from ``peer``, verify and
+        add them; how many were new (raises what the request raises)."""
+        new = 0
+        missing = [i for i in ids if not self.store.holds_prefix(i)]
+        for start in range(0, len(missing), GET_BATCH):
+            batch = Get(tuple(missing[start : start + GET_BATCH]))
+            for raw in decode_get_reply(await self._request(peer, encode_request(batch))):
+                event, reason = verify_event(raw, self.store.run_id)
+                if event is None:
+                    self.counters.dropped[reason_class(reason)] += 1
+                elif self.store.add(event):
+                    new += 1
+        return new
+
+    async def holds(self, peer: str, event_id: str) -> bool:
+        """Whether ``peer``'s inventory (``inv``) lists ``event_id``; if it does, every event it
+        lists that we lack is fetched first. False when the request fails."""
+        try:
+            ids = decode_inv_reply(await self._request(peer, INV, inventory=True))
+            if event_id[:ID_PREFIX] not in ids:
+                return False
+            await self.fetch(peer, list(ids))
+        except (TransportError, ValueError, AttributeError, TypeError) as exc:
+            log.debug("inventory of %s failed: %s", peer, exc)
+            return False
+        return True
 
     async def _differences(self, peer: str, their_count: int | None = None) -> list[str]:
         """The ids ``peer`` holds that we may lack: found by descending the id ranges whose
@@ -229,24 +249,6 @@ class AntiEntropy:
             self.counters.sync_inventory_bytes += len(data) + len(resp)
         return resp
 
-    async def learn_run(self, timeout: float) -> Event:
-        """Ask connected peers for the run event until one answers (a peer that only has --join)."""
-        with trio.fail_after(timeout):
-            while True:
-                for peer in self.transport.peers():
-                    try:
-                        raw = decode_hello_reply(
-                            await self.transport.request(peer, HELLO, timeout=HELLO_TIMEOUT)
-                        )
-                    except (TransportError, ValueError):
-                        continue
-                    if raw:
-                        event, reason = verify_event(raw, None)
-                        if event is not None and event.kind == "run":
-                            return event
-                        self.counters.dropped[reason_class(reason or "not a run event")] += 1
-                await trio.sleep(LEARN_RETRY)
-
     # -- announcing -----------------------------------------------------------------------------
     async def announce_loop(self) -> None:
         while True:
@@ -267,6 +269,24 @@ class AntiEntropy:
                 await self.transport.publish(encode_have(len(self.store), digest))
             except TransportError:
                 pass
+
+
+async def learn_run(sync: AntiEntropy, timeout: float) -> Event:
+    """Ask ``sync``'s connected peers for the run event until one answers (a peer that only has
+    --join)."""
+    with trio.fail_after(timeout):
+        while True:
+            for peer in sync.transport.peers():
+                try:
+                    raw = decode_hello_reply(await sync.transport.request(peer, HELLO, timeout=HELLO_TIMEOUT))
+                except (TransportError, ValueError):
+                    continue
+                if raw:
+                    event, reason = verify_event(raw, None)
+                    if event is not None and event.kind == "run":
+                        return event
+                    sync.counters.dropped[reason_class(reason or "not a run event")] += 1
+            await trio.sleep(LEARN_RETRY)
 
 
 def pull_source(sync: AntiEntropy, sender: str, msg: HaveMsg) -> str:

@@ -24,7 +24,7 @@ from specswarm.protocol.events import Event, admit, make_event
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
 from specswarm.swarm import streaks
-from specswarm.swarm.antientropy import ANNOUNCE_INTERVAL, GONE_GRACE, AntiEntropy, gossip_event
+from specswarm.swarm.antientropy import ANNOUNCE_INTERVAL, GONE_GRACE, AntiEntropy, gossip_event, learn_run
 from specswarm.swarm.counters import NodeCounters as NodeCounters
 from specswarm.swarm.liveness import Liveness
 from specswarm.swarm.store import EventStore
@@ -139,7 +139,7 @@ class Node:
         return await self.sync.sync_with(peer)
 
     async def learn_run(self, timeout: float) -> Event:
-        return await self.sync.learn_run(timeout)
+        return await learn_run(self.sync, timeout)
 
     async def publish(self, body: Body) -> Event:
         assert self.run_event is not None, "publish before the run is known"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specswarm.plan import FoldState, Plan
-from specswarm.protocol.events import check_event, read_event_log, write_event_log
+from specswarm.protocol.events import Event, check_event, read_event_log, write_event_log
 from specswarm.swarm.launcher.prepare import PreparedRun
 from specswarm.swarm.launcher.procs import PeerProc
 
@@ -40,9 +40,10 @@ def collect_events(run: PreparedRun, peers: Sequence[PeerProc]) -> FoldState:
     """Fold the resumed events and every peer's own log: the union of the run's events."""
     state = FoldState(run.preload)
     state.apply(run.run_event)
+    verified: dict[str, Event] = {}  # a line every peer's log holds is verified once
     for p in peers:
         if p.events.exists():
-            for e in read_event_log(p.events, run.run).events:
+            for e in read_event_log(p.events, run.run, verified).events:
                 state.apply(e)
     return state
 

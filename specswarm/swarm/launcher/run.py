@@ -21,6 +21,7 @@ from specswarm.errors import InterruptedRunError, RunError, SpecError, SpecSwarm
 from specswarm.plan import FoldState, Plan
 from specswarm.render.tree import tree_text
 from specswarm.spec import GoalSpec
+from specswarm.swarm.launcher import forked
 from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events, write_events
 from specswarm.swarm.launcher.failure import RunFacts, failure
@@ -126,6 +127,7 @@ def run_plan(
         content_only,
         allow_outside_files,
     )
+    forked.warm_up()  # the fork server imports what a peer needs while the run is prepared
     launch = prepare(request)
     policy = RestartPolicy(enabled=request.restart)
     try:

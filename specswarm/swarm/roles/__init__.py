@@ -12,10 +12,11 @@ from collections.abc import Callable
 
 from specswarm.model.base import Model
 from specswarm.spec import GoalSpec
-from specswarm.swarm.roles.base import ModelRole, machine_slot
+from specswarm.swarm.roles.base import ModelRole
 from specswarm.swarm.roles.decomposer import Decomposer
 from specswarm.swarm.roles.executor import Executor
 from specswarm.swarm.roles.scorer import Scorer, shared_rating
+from specswarm.swarm.roles.slots import machine_slot
 
 SLOW_OWNER_CLAIMS = 4
 """A live decomposer keeps a node it owns for this many ``budget.claim_timeout`` before anyone

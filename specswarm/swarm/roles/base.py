@@ -1,16 +1,13 @@
 """What every model-using role shares: the model loaded once, one task at a time in a worker
-thread under the machine-wide generation slot, failures counted and backed off, and the
-role's own bookkeeping (when it first saw a node or claim, its latest model failure)."""
+thread under the machine-wide generation slot (or an endpoint's slot: :mod:`.slots`), failures
+counted and backed off, and the role's own bookkeeping (when it first saw a node or claim, its
+latest model failure)."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
-import os
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import trio
@@ -21,6 +18,7 @@ from specswarm.model.asking import Retry
 from specswarm.model.base import Generation, GenerationRequest, Model, accepts_schema
 from specswarm.model.replay import request_key
 from specswarm.plan.views import ROOT, NodeView, Plan
+from specswarm.swarm.roles.slots import endpoint_slot, endpoint_slots, machine_slot, machine_slots
 from specswarm.swarm.streaks import Streak
 
 if TYPE_CHECKING:
@@ -215,12 +213,17 @@ class ModelRole:
         an answer (e.g. another scorer already published the same deterministic rating), the
         model is not called."""
         raw = await self.model()
+        endpoint = endpoint_slots(raw)
         model = CountingModel(raw, node.counters, None if raw.instant else self.memo)
+        model.concurrent = endpoint is not None
         started = trio.current_time()
         task_name = ACTIVITY.get(self.name, self.name)
         self.doing = {"task": task_name, "on": key, "phase": "waiting"}
+        # an endpoint that serves several requests at once: one of its slots (model.concurrency,
+        # machine-wide), and the call in a thread of its own, not the process's one model thread
+        slot = endpoint_slot(*endpoint) if endpoint else machine_slot(not raw.instant, machine_slots(raw))
         try:
-            async with machine_slot(enabled=not raw.instant, slots=machine_slots(raw)):
+            async with slot:
                 self.doing = {"task": task_name, "on": key, "phase": "generating"}
                 slot_at = trio.current_time()
                 shared = reuse() if reuse is not None else None
@@ -237,6 +240,8 @@ class ModelRole:
                 if pause is not None:  # a simulation's model: instant, but it takes virtual time
                     await trio.sleep(pause)
                     result = task(model)
+                elif endpoint is not None:
+                    result = await trio.to_thread.run_sync(task, model)
                 else:
                     result = await trio.to_thread.run_sync(in_model_thread)
         except ModelError as exc:
@@ -277,6 +282,9 @@ class CountingModel:
         self._memo = memo
         self.name = inner.name
         self.instant = inner.instant
+        self.concurrent = False
+        """Its calls need no process-wide lock (:func:`~specswarm.model.lock.generate_locked`):
+        an endpoint that serves several at once, bounded by its slots (:mod:`.slots`)."""
 
     @property
     def accepts_schema(self) -> bool:
@@ -308,71 +316,3 @@ class CountingModel:
         self._counters.model_gen_seconds += gen.seconds
         log.info("generation: %d tokens in %.1f s (answer %d chars)", gen.tokens, gen.seconds, len(gen.text))
         return gen
-
-
-def _machine_slot_path(slot: int = 0) -> Path:
-    from specswarm.model.assets import cache_dir
-
-    path = cache_dir() / ("generation.lock" if slot == 0 else f"generation.lock.{slot}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-SLOT_POLL = 0.05
-"""Seconds between tries for a free generation slot when there are several."""
-
-
-def machine_slots(model: object) -> int:
-    """How many generations this machine runs at once: its cores divided by the threads one
-    generation uses (a model that does not say uses one slot: all of them, as before). Two
-    one-thread generations on two cores keep both busy; one generation waiting at llama.cpp's
-    barrier for a thread the OS preempted keeps neither (docs/MODELS.md)."""
-    threads = getattr(model, "threads", None)
-    if not isinstance(threads, int) or threads <= 0:
-        return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cores // threads)
-
-
-@asynccontextmanager
-async def machine_slot(enabled: bool = True, slots: int = 1) -> AsyncIterator[None]:
-    """Hold one of the machine-wide generation slots: file locks shared by every peer process
-    of this user, ``slots`` of them (:func:`machine_slots`). On a small machine as many
-    generations as the cores hold finish sooner than more of them fighting over the cores.
-    Off with SPECSWARM_MACHINE_LOCK=0 (or for instant models, and for the shared model service's
-    clients: the service queues and holds these locks itself)."""
-    if not enabled or os.environ.get("SPECSWARM_MACHINE_LOCK", "1") == "0":
-        yield
-        return
-    if slots <= 1:
-        fh = open(_machine_slot_path(), "a")
-        try:
-            # waiting happens in a thread; if we are cancelled meanwhile, closing the file
-            # below releases the lock the abandoned thread may still obtain
-            # (trio-typing's stale stubs, which libp2p installs, do not know abandon_on_cancel)
-            await trio.to_thread.run_sync(  # type: ignore[call-arg]
-                fcntl.flock, fh, fcntl.LOCK_EX, abandon_on_cancel=True
-            )
-            yield
-        finally:
-            fh.close()
-        return
-    handles = [open(_machine_slot_path(i), "a") for i in range(slots)]
-    held = None
-    try:
-        start = os.getpid() % slots  # peers start their round at different slots
-        while held is None:
-            for i in range(slots):
-                fh = handles[(start + i) % slots]
-                try:
-                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue
-                held = fh
-                break
-            else:
-                await trio.sleep(SLOT_POLL)
-        yield
-    finally:
-        for fh in handles:
-            fh.close()
