@@ -35,8 +35,11 @@ def test_a_stranger_cannot_vote_or_claim(mode: str, tmp_path: Path) -> None:
     with ChaosSwarm(tmp_path, spec, seed=1, secret=secret) as swarm:
         # the decomposer starts last, once the strangers are in: they then see the proposal
         # and the leaves while those are still open, and do try to vote and claim
+        # the honest executor writes slowly (1 s an answer): the leaves stay open long enough
+        # for the stranger to try to claim one, whatever the machine's speed
+        slow = {"executor": {"SPECSWARM_TEST_MODEL_DELAY": "1"}}
         honest = [
-            swarm.start(swarm.new_peer(role, identity=ident))
+            swarm.start(swarm.new_peer(role, identity=ident), env=slow.get(role))
             for role, ident in zip(("observer", "scorer", "executor"), members, strict=False)
         ]
         strangers = []
