@@ -33,7 +33,7 @@ class FakeNode:
         self.gone = gone
         self.published: list[Any] = []
         # the swarm's round and the announcement interval (AntiEntropy)
-        self.sync = SimpleNamespace(period=lambda: period, announce_interval=lambda: 1.0, holds=_never)
+        self.sync = SimpleNamespace(period=lambda: period, announce_interval=lambda: 1.0)
 
     def plan(self) -> Plan:
         return self._plan
@@ -44,11 +44,6 @@ class FakeNode:
     async def publish(self, body: Any) -> Any:
         self.published.append(body)
         return SimpleNamespace(id=f"claim-{len(self.published)}")
-
-
-async def _never(peer: str, event_id: str) -> bool:
-    """No other executor is seen to hold a claim: every settle window runs out."""
-    return False
 
 
 def _two_leaves(busy_first: bool) -> tuple[Plan, str, list[str]]:

@@ -29,7 +29,6 @@ from specswarm.swarm.store import EventStore
 from specswarm.swarm.wire import (
     GET_BATCH,
     HELLO,
-    ID_PREFIX,
     INV,
     BadRequest,
     Get,
@@ -184,7 +183,16 @@ class AntiEntropy:
         self._syncing.add(peer)
         new = 0
         try:
-            new = await self.fetch(peer, await self._differences(peer, their_count))
+            ids = await self._differences(peer, their_count)
+            missing = [i for i in ids if not self.store.holds_prefix(i)]
+            for start in range(0, len(missing), GET_BATCH):
+                batch = Get(tuple(missing[start : start + GET_BATCH]))
+                for raw in decode_get_reply(await self._request(peer, encode_request(batch))):
+                    event, reason = verify_event(raw, self.store.run_id)
+                    if event is None:
+                        self.counters.dropped[reason_class(reason)] += 1
+                    elif self.store.add(event):
+                        new += 1
             self.counters.syncs += 1
             self.counters.synced_events += new
             self._failures.pop(peer, None)
@@ -195,34 +203,6 @@ class AntiEntropy:
         finally:
             self._syncing.discard(peer)
         return new
-
-    async def fetch(self, peer: str, ids: list[str]) -> int:
-        """Get the events under the id prefixes ``ids`` that we lack from ``peer``, verify and
-        add them; how many were new (raises what the request raises)."""
-        new = 0
-        missing = [i for i in ids if not self.store.holds_prefix(i)]
-        for start in range(0, len(missing), GET_BATCH):
-            batch = Get(tuple(missing[start : start + GET_BATCH]))
-            for raw in decode_get_reply(await self._request(peer, encode_request(batch))):
-                event, reason = verify_event(raw, self.store.run_id)
-                if event is None:
-                    self.counters.dropped[reason_class(reason)] += 1
-                elif self.store.add(event):
-                    new += 1
-        return new
-
-    async def holds(self, peer: str, event_id: str) -> bool:
-        """Whether ``peer``'s inventory (``inv``) lists ``event_id``; if it does, every event it
-        lists that we lack is fetched first. False when the request fails."""
-        try:
-            ids = decode_inv_reply(await self._request(peer, INV, inventory=True))
-            if event_id[:ID_PREFIX] not in ids:
-                return False
-            await self.fetch(peer, list(ids))
-        except (TransportError, ValueError, AttributeError, TypeError) as exc:
-            log.debug("inventory of %s failed: %s", peer, exc)
-            return False
-        return True
 
     async def _differences(self, peer: str, their_count: int | None = None) -> list[str]:
         """The ids ``peer`` holds that we may lack: found by descending the id ranges whose

@@ -34,7 +34,6 @@ from specswarm.plan.ledger import ready_to_write
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.protocol.identity import short_id
-from specswarm.swarm.roles import acks
 from specswarm.swarm.roles.base import spread, tree_orders
 from specswarm.swarm.roles.summarizing import SummaryWriter
 from specswarm.swarm.roles.writing import LeafWriter, holder_work, latest_result, writable_now
@@ -65,8 +64,6 @@ class Executor(LeafWriter, SummaryWriter):
         self.lost_races = 0
         self.executed = 0
         self.waited = 0
-        self.confirmed = 0
-        """Settle windows ended early: every other executor held the claim (:mod:`.acks`)."""
         """Times a claimable leaf was left to a better-ranked executor (for a while)."""
         self._claimable: dict[str, float] = {}
         """leaf id -> when this executor first saw it claimable (unclaimed, or its holder gone)."""
@@ -174,10 +171,8 @@ class Executor(LeafWriter, SummaryWriter):
     async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
         claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
         # The settle window: an older claim we have not heard of yet may still arrive. As long
-        # as a rank's wait (_window): in a large swarm a rival's claim takes that long to reach us.
-        # It ends early once every other executor holds our claim (acks.settle)
-        if await acks.settle(node, claim, self._window(node), since=self.seen("run")):
-            self.confirmed += 1
+        # as a rank's wait (_window): in a large swarm a rival's claim takes that long to reach us
+        await trio.sleep(self._window(node))
         plan = node.plan()
         leaf = plan.nodes.get(leaf_id)
         if leaf is None or leaf.result is not None:
