@@ -4,12 +4,8 @@ folded plan, the same at every peer and in every run."""
 
 from __future__ import annotations
 
-from specswarm.critics.results import Written
 from specswarm.plan import fold
 from specswarm.plan.ledger import (
-    PLANNED_LEAVES,
-    PLANNED_LINES,
-    compact,
     elsewhere,
     ledger,
     ready_to_write,
@@ -87,17 +83,3 @@ def test_the_ledger_holds_the_counted_results_before_a_leaf_siblings_apart_when_
     assert task.ledger == tuple(written)
     assert set(task.others) == {'"Tokyo museums" (1.1)', '"Kyoto" (2)'}
     assert task.own == "Tokyo Details of tokyo. Tokyo food Details of tokyo food."
-
-
-def test_an_executor_is_named_the_entries_and_lines_nearest_its_leaf() -> None:
-    sw = two_stages()
-    plan = fold(sw.events)
-    food = by_title(plan, "Tokyo food")
-    written = [
-        Written(f"Leaf {i}", tuple(f"line {j} of leaf {i}" for j in range(5)), str(i))
-        for i in range(PLANNED_LEAVES + 3)
-    ]
-    written.append(Written("Tokyo food stalls", ("Tokyo food: Tsukiji " + "x" * 200,), "9"))
-    kept = compact(plan, food, written)
-    assert len(kept) == PLANNED_LEAVES and all(len(w.lines) <= PLANNED_LINES for w in kept)
-    assert kept[-1].title == "Tokyo food stalls" and kept[-1].lines[0].endswith("…")

@@ -496,7 +496,7 @@ def test_a_periodic_exchange_round_asks_a_few_connected_peers_not_all() -> None:
 
 def test_the_exchange_payload_is_remade_when_a_peer_connects_within_its_reuse_time() -> None:
     """A hub reusing a payload made before its last spokes arrived told them nothing of each
-    other; killing the hub then left every spoke alone (chaos ``kill_first_peer``, CI stop 25)."""
+    other; killing the hub then left every spoke alone (chaos ``kill_first_peer``)."""
     from types import SimpleNamespace
 
     import trio.testing

@@ -17,12 +17,11 @@ so that what a leaf is compared with is the same in every run whatever the timin
   not), each as its item lines;
 * :func:`result_task` -- what the board judges a leaf's result against
   (:class:`~specswarm.critics.results.ResultTask`);
-* :func:`compact` -- the ledger as an executor's prompt names it (the entries nearest its leaf).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from specswarm.critics.results import ResultTask, Written
 from specswarm.critics.shingles import Weights, cosine, item_lines, shingles
@@ -125,39 +124,7 @@ def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
 
 
 PLANNED_LEAVES = 6
-"""Leaves an executor's prompt names from the ledger, at most (the ones most like its leaf)."""
-PLANNED_LINES = 3
-"""Item lines named per leaf, at most (the ones most like its leaf)."""
-PLANNED_CHARS = 80
-"""Characters of an item line named, at most."""
-
-
-def compact(plan: Plan, leaf: NodeView, written: Sequence[Written]) -> list[Written]:
-    """The ledger as an executor's prompt names it: the :data:`PLANNED_LEAVES` entries most like
-    ``leaf`` (weighted shingle cosine with its own text), each with its :data:`PLANNED_LINES`
-    lines most like it, cut to :data:`PLANNED_CHARS`; in tree order. What a small model is most
-    likely to write again is what is nearest to its task."""
-    if not written:
-        return []
-    own = shingles(own_text(plan, leaf))
-    lines = [shingles(line) for w in written for line in w.lines]
-    w = Weights([own, *lines])
-
-    def near(text: str) -> float:
-        return cosine(shingles(text), own, w)
-
-    ranked = sorted(range(len(written)), key=lambda i: (-near(" ".join(written[i].lines)), i))
-    out = []
-    for i in sorted(ranked[:PLANNED_LEAVES]):
-        entry = written[i]
-        best = sorted(range(len(entry.lines)), key=lambda j: (-near(entry.lines[j]), j))[:PLANNED_LINES]
-        cut = tuple(_cut(entry.lines[j]) for j in sorted(best))
-        out.append(Written(entry.title, cut, entry.number))
-    return out
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= PLANNED_CHARS else line[: PLANNED_CHARS - 1].rstrip() + "…"
+"""Leaves of other branches an executor's prompt names, at most (the ones most like its leaf)."""
 
 
 def elsewhere(plan: Plan, leaf: NodeView) -> list[Written]:
@@ -176,7 +143,7 @@ def elsewhere(plan: Plan, leaf: NodeView) -> list[Written]:
         return f"{parent.title} > {n.title}" if parent is not None and parent.id != ROOT else n.title
 
     own = shingles(own_text(plan, leaf))
-    theirs = [shingles(" ".join(_said(a) for a in [*path_of(plan, n)[1:], n])) for n in others]
+    theirs = [shingles(own_text(plan, n)) for n in others]
     w = Weights([own, *theirs])
     ranked = sorted(range(len(others)), key=lambda i: (-cosine(theirs[i], own, w), i))
     kept = sorted(ranked[:PLANNED_LEAVES])

@@ -29,7 +29,7 @@ tree order, each against the results before it) through the board's four checks
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,7 @@ from specswarm.model.base import Model
 from specswarm.plan.ledger import result_in_turn, result_task
 from specswarm.plan.rules import chain_ended, content_key
 from specswarm.plan.views import NodeView, Plan, ProposalView, ResultView, VoteView
-from specswarm.protocol.bodies import BallotBody, VoteBody
+from specswarm.protocol.bodies import BallotBody, CheckResult, VoteBody
 from specswarm.spec import GoalSpec
 from specswarm.swarm.roles.base import UNHEARD, ModelRole, node_in_turn, owner_slots, owners_of
 
@@ -190,13 +190,23 @@ class Scorer(ModelRole):
                 proposal=p.id,
                 approve=approve,
                 score=score,
-                critique=critics.critique(checks)[:CRITIQUE_CHARS] or "no problems found",
-                checks=tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks),
+                critique=critique_of(checks),
+                checks=trimmed(checks),
                 model_score=model_score,
                 lens=lens.name,
                 model=rated_by[:190] if rated_by else None,
             )
         )
+
+
+def critique_of(checks: Sequence[CheckResult]) -> str:
+    """A vote's critique: the failed checks' notes, cut to :data:`CRITIQUE_CHARS`."""
+    return critics.critique(checks)[:CRITIQUE_CHARS] or "no problems found"
+
+
+def trimmed(checks: Sequence[CheckResult]) -> tuple[CheckResult, ...]:
+    """A vote's checks, each note cut to :data:`NOTE_CHARS`."""
+    return tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks)
 
 
 def result_vote(plan: Plan, leaf: NodeView, result: ResultView, lens: str) -> VoteBody:
@@ -209,8 +219,8 @@ def result_vote(plan: Plan, leaf: NodeView, result: ResultView, lens: str) -> Vo
         proposal=result.id,
         approve=approve,
         score=score,
-        critique=critics.critique(checks)[:CRITIQUE_CHARS] or "no problems found",
-        checks=tuple(replace(c, note=c.note[:NOTE_CHARS]) for c in checks),
+        critique=critique_of(checks),
+        checks=trimmed(checks),
         model_score=None,
         lens=lens,
     )
