@@ -34,7 +34,8 @@ sizing        no    graded: children that give an amount and a detail to act
 ============  ====  ===========================================================
 
 Modules: :mod:`.words` (word lists), :mod:`.quantities` (units and amounts), :mod:`.terms`
-(stemming, names, content terms), :mod:`.evidence` (how strongly two items are about the same
+(stemming, names, content terms), :mod:`.scripts` (scripts written without spaces, read by
+their letters), :mod:`.evidence` (how strongly two items are about the same
 thing), :mod:`.overlap`, :mod:`.numbers`, :mod:`.wording` and :mod:`.constraints` (the checks),
 :mod:`.tree` (the other nodes of the tree, as :class:`Relative` values), :mod:`.titles` (the
 word-level near-duplicate test the model's parser uses).

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from specswarm.critics.items import Check, Item, clamp, label
+from specswarm.critics.scripts import is_unspaced
 from specswarm.spec import Constraint
 
 
@@ -22,7 +23,12 @@ def constraints_for(constraints: Iterable[Constraint], depth: int) -> list[Const
 
 
 def _mentions(text: str, term: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", text.lower()) is not None
+    """Whether ``text`` holds ``term`` as a whole word; an end of the term in a script written
+    without spaces needs no word boundary there ("咖啡机" is in "购买咖啡机")."""
+    t = term.lower()
+    before = "" if t and is_unspaced(t[0]) else r"(?<!\w)"
+    after = "" if t and is_unspaced(t[-1]) else r"(?!\w)"
+    return re.search(rf"{before}{re.escape(t)}{after}", text.lower()) is not None
 
 
 def check_constraints(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from specswarm.critics.items import Check, Facts, Item, Part, clamp, label
 from specswarm.critics.quantities import convert, fact_unit, fmt, is_additive, numeric, parse_quantities
+from specswarm.critics.scripts import word_count
 
 
 def _stated(item: Item, unit: str) -> tuple[float, str] | None:
@@ -232,7 +233,7 @@ def check_sizing(parent: Item, children: Sequence[Item]) -> Check:
             for k, val in c.facts.items()
         )
     ]
-    described = [i for i, c in enumerate(children) if len(c.detail.split()) >= DETAIL_WORDS]
+    described = [i for i, c in enumerate(children) if word_count(c.detail) >= DETAIL_WORDS]
     keys = [k for k in (children[0].facts if children else {}) if is_additive(k)]
     balance, lopsided = 1.0, []
     for key in keys:

@@ -30,7 +30,7 @@ from specswarm.critics.items import (
     label,
 )
 from specswarm.critics.terms import Lexicon, extract_terms, stem
-from specswarm.critics.titles import contains_title, denumbered, normalize_title, numbered_alike
+from specswarm.critics.titles import contains_title, denumbered, numbered_alike, same_title
 from specswarm.critics.words import RESTATING
 
 _RESTATING = frozenset(stem(w) for w in RESTATING)
@@ -277,7 +277,7 @@ def repeating(
             # the very title of a node planned elsewhere (a root stage planned again under
             # another stage: "Syncing Tasks" under "Conflict Resolution"), whatever the words
             # the tree's context shares
-            twin = next((r for r in others if normalize_title(r.title) == normalize_title(child.title)), None)
+            twin = next((r for r in others if same_title(r.title, child.title)), None)
             if twin is not None:
                 hit = f"repeats {_where(twin, depth)} (the same title)"
             # or the whole of it inside a longer title: "Command Line Interface Documentation"

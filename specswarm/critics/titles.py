@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from specswarm.critics.shingles import shingles
+from specswarm.critics.shingles import normal, shingles
 
 NEAR_DUPLICATE = 0.75
 """Title token Jaccard at or above which two titles count as the same."""
@@ -156,6 +156,16 @@ def numbered_alike(a_title: str, a_detail: str, b_title: str, b_detail: str) -> 
         and len(numbered_groups([a_title, b_title]).get(plain, ())) == 2
         and denumbered(a_detail) == denumbered(b_detail)
     )
+
+
+def same_title(a: str, b: str) -> bool:
+    """The same title, case and punctuation aside (:func:`normalize_title`); two titles with no
+    Latin letter or digit compare by all their letters (:func:`~.shingles.normal`), so two
+    different Chinese titles are not "the same" for having no Latin word."""
+    na, nb = normalize_title(a), normalize_title(b)
+    if na or nb:
+        return na == nb
+    return bool(normal(a)) and normal(a) == normal(b)
 
 
 def contains_title(title: str, other: str) -> bool:

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 
 from specswarm.critics.evidence import fact_text
 from specswarm.critics.items import Check, Item, clamp, label
+from specswarm.critics.scripts import GRAM, cover, has_unspaced, spaced_part, unspaced_runs, unspaced_units
+from specswarm.critics.shingles import has_digit
 from specswarm.critics.terms import (
     DASH,
     TOKEN,
@@ -39,6 +41,8 @@ def check_count(children: Sequence[Item], min_children: int = 2, max_children: i
 def vague_reason(child: Item, lex: Lexicon | None = None) -> str | None:
     """Why a child has no concrete content, or None."""
     lex = lex or Lexicon.of([child.title, child.detail])
+    if has_unspaced(child.title):
+        return _vague_unspaced(child, lex)
     words = [plain(m.group(0)).lower() for m in TOKEN.finditer(child.title)]
     terms = extract_terms(child.title, lex, in_title=True)
     vague = sorted({w for w in words if w in VAGUE})
@@ -57,6 +61,27 @@ def vague_reason(child: Item, lex: Lexicon | None = None) -> str | None:
         names = extract_terms(child.detail, lex, in_title=False, commons=False)
         if known_common and not names and not any(ch.isdigit() for ch in child.detail):
             return "one generic word, and the detail names no place, thing or number"
+    return None
+
+
+def _vague_unspaced(child: Item, lex: Lexicon) -> str | None:
+    """:func:`vague_reason` for a title with letters of a script written without spaces: its
+    runs of such letters are content (a phrase each; no list of that language's filler), the
+    rest of the title is read word by word. A title of nothing but one short run (at most
+    :data:`~.scripts.GRAM` letters, one word: "培训") with no other content is concrete only
+    with a digit (of any script) in its detail."""
+    runs = unspaced_runs(child.title)
+    rest = spaced_part(child.title)
+    terms = extract_terms(rest, lex, in_title=True)
+    vague = sorted({w for w in (plain(m.group(0)).lower() for m in TOKEN.finditer(rest)) if w in VAGUE})
+    if vague and len(runs) + len(terms) < 2:
+        return f"vague word {vague[0]!r}"
+    if not runs and not terms:
+        return "no concrete content (only planning words, numbers or dates)"
+    short = not terms and len(runs) == 1 and len(runs[0]) <= GRAM
+    names = extract_terms(spaced_part(child.detail), lex, in_title=False, commons=False)
+    if short and not names and not has_digit(child.detail):
+        return "one generic word, and the detail names no place, thing or number"
     return None
 
 
@@ -99,18 +124,25 @@ def _loose_terms(text: str) -> dict[str, str]:
 def check_coverage(parent: Item, children: Sequence[Item]) -> Check:
     """The children address what the parent's detail says it covers: the share of the
     detail's content words that some child mentions (soft). The parent's title is not
-    counted: children refine it ("Italy" -> "Rome", "Florence") and need not repeat it."""
-    title = _loose_terms(parent.title)
-    wanted = {k: v for k, v in _loose_terms(parent.detail).items() if k not in title}
-    if not wanted:
-        return Check("coverage", 100, True, "the parent's detail names nothing more to cover")
+    counted: children refine it ("Italy" -> "Rome", "Florence") and need not repeat it. Text
+    in a script written without spaces counts by its letters (:func:`.scripts.cover`), every
+    :data:`~.scripts.GRAM` letters as one word."""
+    title = _loose_terms(spaced_part(parent.title))
+    wanted = {k: v for k, v in _loose_terms(spaced_part(parent.detail)).items() if k not in title}
+    texts = [f"{c.title} {c.detail} {fact_text(c)}" for c in children]
     said: set[str] = set()
-    for c in children:
-        said |= set(_loose_terms(f"{c.title} {c.detail} {fact_text(c)}"))
+    for text in texts:
+        said |= set(_loose_terms(spaced_part(text)))
+    letters, of_letters, gaps = cover(parent.detail, parent.title, set().union(*map(unspaced_units, texts)))
+    if not wanted and not of_letters:
+        return Check("coverage", 100, True, "the parent's detail names nothing more to cover")
     covered = set(wanted) & said
-    share = len(covered) / len(wanted)
-    note = f"{len(covered)}/{len(wanted)} key terms of the parent's detail covered"
-    missing = [wanted[k] for k in wanted if k not in said]
+    share = (len(covered) + letters / GRAM) / (len(wanted) + of_letters / GRAM)
+    parts = [f"{len(covered)}/{len(wanted)} key terms"] if wanted else []
+    if of_letters:
+        parts.append(f"{letters}/{of_letters} letters")
+    note = f"{' and '.join(parts)} of the parent's detail covered"
+    missing = [wanted[k] for k in wanted if k not in said] + gaps
     if missing and share < COVERAGE_FULL:
         note += f"; not covered: {', '.join(missing[:6])}"
     return Check("coverage", clamp(100 * min(1.0, share / COVERAGE_FULL)), share >= COVERAGE_PASS, note)

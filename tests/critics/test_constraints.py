@@ -37,3 +37,12 @@ def test_root_constraints_do_not_apply_deeper_but_all_does() -> None:
     parent = Child("Tokyo", facts={"days": 5})
     ok = check_constraints(parent, [child("A b", days=2), child("C d", days=3)], deeper_sum, 1)
     assert ok.passed
+
+
+def test_a_chinese_term_is_mentioned_inside_a_phrase() -> None:
+    # old: "咖啡机" inside "购买咖啡机" had letters on both sides, so no word boundary matched
+    mention = [Constraint("mention", terms=("咖啡机",), applies_to="all")]
+    split = [child("购买咖啡机", "预算三万元"), child("员工培训")]
+    assert check_constraints(Child("开咖啡馆"), split, mention, 1).passed
+    forbid = [Constraint("forbid", terms=("贷款",), applies_to="all")]
+    assert not check_constraints(Child("开咖啡馆"), [child("申请银行贷款"), child("装修")], forbid, 1).passed

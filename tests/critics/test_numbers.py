@@ -230,3 +230,13 @@ def test_dates_further_apart_than_the_task_s_days_are_named(text: str, days: int
     else:
         assert problems == [f"it plans {said} but the task has days: {days}"]
     assert contradicted_facts(text, {"guests": 1}) == []  # a fact that is no time
+
+
+def test_sizing_reads_a_chinese_detail_by_its_letters() -> None:
+    # old: a detail with no space was one word, "too little to act on"
+    parent = critics.Part("装修", facts={"weeks": 3})
+    split = [
+        critics.Part("设计内部布局", "开始设计咖啡馆的内部布局，包括座位安排和照明", {"weeks": 2}),
+        critics.Part("装修空间", "根据设计进行装修，包括墙面涂料和地板铺设", {"weeks": 1}),
+    ]
+    assert critics.check_sizing(parent, split).note == "every part is sized and described"

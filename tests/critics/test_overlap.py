@@ -666,3 +666,14 @@ def test_a_passing_split_whose_parts_touch_scores_below_one_whose_parts_are_apar
     assert a.passed and t.passed  # one name shared detail-to-detail is not the same content
     assert a.score == 100 and 60 <= t.score < 100
     assert "Pantheon" in t.note
+
+
+def test_two_chinese_titles_are_not_the_same_title() -> None:
+    # old: no Latin word on either side made every Chinese title "the same title"
+    stage = critics.Relative("装备采购：购买咖啡机和冰箱", "sibling", depth=1, parent_title="开一家咖啡馆")
+    parent = Child("员工培训")
+    split = [child("制定培训计划", "培训内容和时间表"), child("实施培训", "考核员工")]
+    assert check_repeats(parent, split, [stage], parent_depth=1).passed
+    again = [child("装备采购：购买咖啡机和冰箱"), child("实施培训")]
+    note = check_repeats(parent, again, [stage]).note
+    assert note.startswith('#1 "装备采购：购买咖啡机和冰箱" repeats the root stage')

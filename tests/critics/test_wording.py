@@ -193,3 +193,26 @@ def test_a_result_is_vague_when_fewer_than_a_third_of_its_lines_are_concrete() -
     assert vague_result("- Sync every 5 minutes:\n  ```\n  todo sync\n  ```\n- Wait") == []
     assert vague_result("- Eat\n- Sleep\n- Walk\n- Read") != []
     assert vague_result("") == []
+
+
+def test_a_chinese_title_is_a_phrase_not_one_word() -> None:
+    # old: each title one token, "one generic word" -> vagueness 0, a veto
+    split = [child("设计和装修：", weeks=3), child("装备采购：", weeks=3), child("员工培训：", weeks=2)]
+    assert check_vagueness(split).passed
+    c = check_vagueness([child("培训"), child("购买咖啡机：预算为10万元人民币")])
+    assert c.note.startswith('#1 "培训": one generic word')  # one two-letter word is still thin
+
+
+def test_coverage_of_a_chinese_detail_counts_its_letters() -> None:
+    detail = "预算三十万元人民币，包括租金押金、装修、设备和开业前的员工培训。"
+    parent = Child("在八周内开一家小咖啡馆", detail)
+    on_topic = [
+        child("装修和设备", "租金押金和装修，预算二十万元"),
+        child("员工培训", "开业前两周培训员工"),
+    ]
+    c = check_coverage(parent, on_topic)
+    assert c.passed and c.score == 100  # old: 0/3 key terms, each clause one "word"
+    off_topic = [child("营销推广", "在社交媒体上发布广告"), child("菜单设计", "选择咖啡豆和甜点")]
+    c = check_coverage(parent, off_topic)
+    assert not c.passed
+    assert "not covered: 预算三十万元人民币, 包括租金押金" in c.note
