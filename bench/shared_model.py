@@ -19,6 +19,10 @@ again, or gave up): the share of format failures with and without json_schema ou
     python bench/shared_model.py --scripted      # the smoke test: scripted model, service forced on
     python bench/shared_model.py --spec goals/japan.yaml --modes per-peer,shared,llama-server
 
+``shared-gpt4all`` and ``shared-llama.cpp`` run the service with that engine (``model.runtime``,
+through ``SPECSWARM_MODEL_RUNTIME``); llama.cpp's workers also count the prompt tokens they read
+and those they found evaluated already.
+
 ``llama-server`` runs the spec through llama.cpp's own server (the ``xllamacpp`` wheel of the
 test extras) with ``model.backend: openai``: the optional faster runtime, measured back to back.
 """
@@ -42,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, machine, table  # noqa: E402
 
-MODES = {"per-peer": "0", "shared": "1", "llama-server": "0"}
+MODES = {"per-peer": "0", "shared": "1", "shared-gpt4all": "1", "shared-llama.cpp": "1", "llama-server": "0"}
 """Mode -> SPECSWARM_MODEL_SHARED. ``llama-server``: llama.cpp's own server (the ``xllamacpp``
 wheel, `specswarm model serve --runtime llama.cpp`) on loopback serves the embedded GGUF file, and the spec is
 run with ``model.backend: openai`` against it (its process counts in the PSS and mapping figures)."""
@@ -113,6 +117,8 @@ def run_once(
     tmp = Path(tempfile.mkdtemp(prefix="specswarm-bench-shared-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECSWARM_MODEL")}
     env["SPECSWARM_MODEL_SHARED"] = MODES[mode]
+    if mode.startswith("shared-"):  # the service's engine (model.runtime); plain "shared": the spec's
+        env["SPECSWARM_MODEL_RUNTIME"] = mode.removeprefix("shared-")
     if scripted:
         env["SPECSWARM_MODEL_BACKEND"] = "scripted"
     env["TMPDIR"] = str(tmp)
@@ -156,7 +162,16 @@ def run_once(
         for line in log.read_text(errors="replace").splitlines():
             if line.startswith('{"event": "stopped"'):
                 stopped = json.loads(line)
-                for k in ("requests", "generated", "shared", "prefix_hits", "prompt_seconds", "gen_seconds"):
+                for k in (
+                    "requests",
+                    "generated",
+                    "shared",
+                    "prefix_hits",
+                    "prompt_seconds",
+                    "gen_seconds",
+                    "prompt_tokens",
+                    "reused_tokens",
+                ):
                     r.service[k] = r.service.get(k, 0) + stopped.get(k, 0)
     return r
 
@@ -205,6 +220,13 @@ def openai_spec(spec: Path, url: str, served: str, out: Path) -> Path:
     data["model"] = model
     out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return out
+
+
+def _tokens(service: dict[str, float]) -> str:
+    """Prompt tokens the service read / found evaluated already ("-": gpt4all does not count)."""
+    if not service.get("prompt_tokens"):
+        return "-"
+    return f"{int(service['prompt_tokens'])}/{int(service.get('reused_tokens', 0))}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                 if s
                 else "-",
                 "svc prompt/answer s": split,
+                "prompt tokens read/reused": _tokens(s),
                 "json answers": f"{r.structured}/{r.answers}",
                 "unusable (asked again)": f"{r.bad}/{r.answers}" + (f" {share:.0%}" if r.answers else ""),
             }

@@ -15,6 +15,7 @@ from specswarm.model import GenerationRequest, ScriptedModel
 from specswarm.model import gpt4all_backend as gb
 from specswarm.model._http import Endpoint
 from specswarm.model.base import Generation
+from specswarm.model.runtime import llamacpp_installed
 from specswarm.model.service import ModelService, SharedModel, request_of, serve, service_client
 from specswarm.spec import GoalSpec, ModelSettings
 from specswarm.swarm.launcher.models import plan_services, shares
@@ -297,6 +298,7 @@ def test_a_context_filled_into_the_shift_zone_reads_the_prefix_again(prefix_mode
 
 
 def _spec(model: dict, scorer_model: dict | None = None) -> GoalSpec:
+    """A spec with this model section (and the scorers' own, when given)."""
     from specswarm.spec.load import spec_from_mapping
 
     roles: dict = {"decomposer": {"count": 2}, "scorer": {"count": 2}, "executor": {"count": 1}}
@@ -317,7 +319,7 @@ def test_shares_is_gpt4all_by_default_and_any_local_backend_when_asked() -> None
 
 
 def test_one_service_per_distinct_model_and_the_peers_get_its_url(tmp_path: Path) -> None:
-    spec = _spec({"backend": "gpt4all", "shared": True})
+    spec = _spec({"backend": "gpt4all", "shared": True, "runtime": "gpt4all"})
     by_role = plan_services(spec, spec.model_for, tmp_path)
     assert set(by_role) == {"decomposer", "scorer", "executor"}
     assert len({id(s) for s in by_role.values()}) == 1
@@ -333,7 +335,14 @@ def test_one_service_per_distinct_model_and_the_peers_get_its_url(tmp_path: Path
         "gpt4all",
         "--threads",
         "0",
+        "--engine",
+        "gpt4all",
     ]
+    # llama.cpp's workers, asked for or by default where the xllamacpp wheel is installed
+    for runtime, engine in (("llama.cpp", True), ("auto", llamacpp_installed())):
+        spec = _spec({"backend": "gpt4all", "shared": True, "runtime": runtime})
+        command = plan_services(spec, spec.model_for, tmp_path)["scorer"].command()
+        assert command[-2:] == ["--engine", "llama.cpp" if engine else "gpt4all"], (runtime, command)
     # a scorer model of its own gets a service of its own; an unshared one none
     gguf = tmp_path / "other.gguf"
     mixed = _spec({"backend": "gpt4all", "shared": True}, {"backend": "gpt4all", "file": str(gguf)})

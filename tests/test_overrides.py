@@ -51,6 +51,7 @@ def test_every_override_is_checked_as_its_reader_takes_it(
 ) -> None:
     env = {
         "SPECSWARM_MODEL_SHARED": "true",
+        "SPECSWARM_MODEL_RUNTIME": "llamacpp",
         "SPECSWARM_LOG": "",  # logging refuses an empty level
         "SPECSWARM_NICE": "-3",
         "SPECSWARM_FORK": " 0 ",  # read stripped: fine
@@ -60,6 +61,7 @@ def test_every_override_is_checked_as_its_reader_takes_it(
     }
     assert override_problems(env) == [
         "SPECSWARM_MODEL_SHARED='true': expected 0 or 1",
+        "SPECSWARM_MODEL_RUNTIME='llamacpp': expected one of auto, llama.cpp, gpt4all",
         "SPECSWARM_LOG='': expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL",
         "SPECSWARM_NICE='-3': expected a whole number, 0 or more (niceness added to the peers' networking)",
         f"SPECSWARM_CACHE='{tmp_path}/spec.yaml': expected a directory (it names a file)",

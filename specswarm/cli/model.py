@@ -6,6 +6,7 @@ turned into red text and exit codes by :mod:`specswarm.cli`, like everywhere els
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -157,6 +158,12 @@ class Runtime(str, Enum):
     llamacpp = "llama.cpp"
 
 
+class Engine(str, Enum):
+    auto = "auto"
+    llamacpp = "llama.cpp"
+    gpt4all = "gpt4all"
+
+
 def _serve_llamacpp(
     file: Path | None, port: int, threads: int, ctx: int, parallel: int, exit_with_parent: bool
 ) -> None:
@@ -227,7 +234,7 @@ def serve(
         typer.Option(
             "--runtime",
             help="specswarm: the model service (any --backend); llama.cpp: llama.cpp's own server "
-            "(xllamacpp wheel: pip install 'specswarm[llamacpp]') on the GGUF file.",
+            "(the xllamacpp wheel) on the GGUF file.",
         ),
     ] = Runtime.specswarm,
     ctx: Annotated[
@@ -236,6 +243,14 @@ def serve(
     parallel: Annotated[
         int, typer.Option("--parallel", min=1, help="llama.cpp: requests served at once.")
     ] = 1,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="gpt4all backend, the model service's workers: auto (llama.cpp when the xllamacpp "
+            "wheel is installed, else gpt4all), llama.cpp or gpt4all.",
+        ),
+    ] = Engine.auto,
 ) -> None:
     """Serve a local model on 127.0.0.1 as an OpenAI-compatible endpoint.
 
@@ -280,16 +295,23 @@ def serve(
     model: Model
     more: list[Model] = []
     if backend == "gpt4all":
+        from specswarm.model.llamacpp_worker import LlamaCppWorker
+        from specswarm.model.runtime import LLAMACPP, service_runtime
         from specswarm.swarm.roles.slots import machine_slots
 
         first = Gpt4AllModel.from_settings(settings, keep_prefix=True)
-        copies = [first] + [
-            Gpt4AllModel(first.path, threads=first.threads, keep_prefix=True, copy=copy)
-            for copy in range(1, workers or machine_slots(first))
-        ]
+        count = workers or machine_slots(first)
+        copies: list[Gpt4AllModel] | list[LlamaCppWorker]
+        if service_runtime(dataclasses.replace(settings, runtime=engine.value)) == LLAMACPP:
+            copies = [LlamaCppWorker(first.path, threads=first.threads, copy=n) for n in range(count)]
+        else:
+            copies = [first] + [
+                Gpt4AllModel(first.path, threads=first.threads, keep_prefix=True, copy=n)
+                for n in range(1, count)
+            ]
         for copy in copies:
             copy.load()  # loaded before it says it is ready
-        model, more = first, list(copies[1:])
+        model, more = copies[0], list(copies[1:])
     else:
         model = load_model(settings)
     service = ModelService(model, os.environ.get(TOKEN_ENV), more=more)

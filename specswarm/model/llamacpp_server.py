@@ -2,7 +2,7 @@
 
 ``specswarm model serve --runtime llama.cpp`` runs it on the embedded model (or ``--file``), on
 127.0.0.1 only, so that a spec with ``model: {backend: openai, base_url: http://127.0.0.1:PORT/v1}``
-has an endpoint with nothing else to install than ``pip install 'specswarm[llamacpp]'``. It serves
+has an endpoint with nothing else to install (``xllamacpp`` is a dependency). It serves
 ``/v1/chat/completions``, ``/v1/models`` and ``/health``; several requests at once share its
 ``parallel`` slots, each with its own prompt cache.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from specswarm.errors import ModelError, UsageError
 
-INSTALL_HINT = "pip install 'specswarm[llamacpp]'"
+INSTALL_HINT = "pip install xllamacpp"
 """What installs the ``xllamacpp`` wheel."""
 
 
@@ -37,6 +37,12 @@ class LlamaServerSettings:
     """Slots: requests served at once."""
     api_key: str | None = None
     """Bearer token the server requires (None: none)."""
+    saved_prompts_mib: int = 256
+    """Memory for earlier prompts' states, restored when a request begins as one did (0: none)."""
+    row_wise: bool = False
+    """Multiply each prompt token's row on its own (no repacked weights): an answer then does
+    not depend on how its prompt was cut into batches, so a prompt read in part from the cache
+    gets the text a prompt read whole gets."""
 
 
 def start_llama_server(settings: LlamaServerSettings) -> Any:
@@ -55,11 +61,21 @@ def start_llama_server(settings: LlamaServerSettings) -> Any:
     params.port = settings.port
     params.n_ctx = settings.ctx
     params.n_parallel = settings.parallel
+    params.model_alias = {settings.model.name}  # what /v1/models lists and answers name
+    params.kv_unified = False  # each slot its own cache: an answer does not depend on the others
+    params.cache_prompt = True
+    params.cache_ram_mib = settings.saved_prompts_mib
+    if settings.row_wise:
+        params.no_extra_bufts = True
+        params.flash_attn_type = 0  # off: the same attention kernel for one token and for many
     params.cpuparams.n_threads = settings.threads
     params.cpuparams_batch.n_threads = settings.threads
     if settings.api_key:
         params.api_keys = [settings.api_key]
-    return xllamacpp.Server(params)
+    try:
+        return xllamacpp.Server(params)
+    except RuntimeError as exc:  # a file it cannot read, a port taken: its log says which
+        raise ModelError(f"llama.cpp could not serve {settings.model.name}: {exc}") from None
 
 
 def wait_healthy(port: int, timeout: float = 300.0) -> None:

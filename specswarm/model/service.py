@@ -122,6 +122,14 @@ class ServiceCounts:
     tokens: int = 0
     prompt_seconds: float = 0.0
     gen_seconds: float = 0.0
+    prompt_tokens: int = 0
+    """Prompt tokens read (llama.cpp workers; gpt4all does not count them)."""
+    reused_tokens: int = 0
+    """Prompt tokens found evaluated already, not read again (llama.cpp workers)."""
+
+
+_TALLIES = ("prefix_hits", "prompt_tokens", "reused_tokens")
+"""A worker model's running counts the service adds up."""
 
 
 class ModelService:
@@ -176,11 +184,13 @@ class ModelService:
             job.started = time.perf_counter()
             try:
                 with hold_machine_lock(slot):
-                    hits = getattr(model, "prefix_hits", 0)
+                    before = {name: getattr(model, name, 0) for name in _TALLIES}
                     job.gen = model.generate(job.req)
                     job.prompt_seconds = float(getattr(model, "last_prompt_seconds", 0.0))
                     with self._lock:
-                        self.counts.prefix_hits += getattr(model, "prefix_hits", 0) - hits
+                        for name, was in before.items():
+                            grown = getattr(model, name, 0) - was
+                            setattr(self.counts, name, getattr(self.counts, name) + grown)
             except Exception as exc:  # the worker must outlive any failure: its waiters get a 500
                 job.error = str(exc) or type(exc).__name__
             with self._lock:

@@ -122,8 +122,8 @@ def semantic_problems(data: Mapping[str, Any], where: Where) -> list[SpecProblem
                 )
 
     for at, model in model_sections(data):
+        own = section(data, *at)
         if model.get("backend") == "openai" and not model.get("base_url"):
-            own = section(data, *at)
             named = (*at, "backend") if isinstance(own, Mapping) and "backend" in own else at
             problems.append(
                 where.at(
@@ -131,6 +131,17 @@ def semantic_problems(data: Mapping[str, Any], where: Where) -> list[SpecProblem
                     "missing (backend 'openai' needs the endpoint's API root, e.g. http://localhost:11434/v1)",
                     line=where.line(named, "key"),
                 )
+            )
+        runtime = own.get("runtime", "auto") if isinstance(own, Mapping) else "auto"
+        backend = model.get("backend", "gpt4all")
+        if runtime != "auto" and (backend != "gpt4all" or model.get("shared") is False):
+            why = (
+                "a model service's engine: it needs backend 'gpt4all' and model.shared"
+                if backend == "gpt4all"
+                else f"the engine of the gpt4all backend's model service, not of backend {backend!r}"
+            )
+            problems.append(
+                where.at((*at, "runtime"), f"runtime {runtime!r} is {why} (expected auto, or remove it)")
             )
 
     access = data.get("access")

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+RUNTIMES = ("auto", "llama.cpp", "gpt4all")
+"""The values of ``model.runtime``."""
 OMITTED = {"omitted": True}
 """Field metadata: left out of the normalized spec at its default (older specs normalize as before)."""
 
@@ -52,7 +54,12 @@ class ModelSettings:
     :data:`~specswarm.model.openai_backend.DEFAULT_CONCURRENCY`). The other backends take the
     machine's generation slots instead."""
     shared: bool | None = field(default=None, metadata=OMITTED)
-    """One model service for all peers (``plan``): True; None (for now) or False: a copy each."""
+    """One model service for all peers (``plan``): True; False: a copy in each peer; None (the
+    default): True for gpt4all, False for the others."""
+    runtime: Literal["auto", "llama.cpp", "gpt4all"] = field(default="auto", metadata=OMITTED)
+    """gpt4all: which engine the shared model service runs the model file with. auto (the
+    default): llama.cpp (the ``xllamacpp`` wheel) when it is installed, else gpt4all; see
+    :func:`specswarm.model.runtime.service_runtime`."""
     temperature: float = 0.0
     """Sampling temperature."""
     top_k: int = 1

@@ -13,6 +13,7 @@ variable                    read by                                   expected
 SPECSWARM_MODEL_BACKEND     swarm/peer.py ``model_settings``          a backend name
 SPECSWARM_MODEL_CASSETTE    the same                                  a file (replay: existing)
 SPECSWARM_MODEL_SHARED      the same (``model.shared``)               0 or 1
+SPECSWARM_MODEL_RUNTIME     the same (``model.runtime``)              auto, llama.cpp, gpt4all
 SPECSWARM_LOG               swarm/peer.py ``setup_logging``           a level name
 SPECSWARM_NICE              model/worker.py ``prepare``               a whole number >= 0
 SPECSWARM_MACHINE_LOCK      model/lock.py, swarm/roles/base.py        0 or 1
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specswarm.errors import UsageError
+from specswarm.spec.model_values import RUNTIMES
 
 if TYPE_CHECKING:
     from specswarm.spec import GoalSpec
@@ -76,6 +78,7 @@ CHECKS: dict[str, Check] = {
         False,
     ),
     "SPECSWARM_MODEL_SHARED": (lambda v: v in ("0", "1"), lambda: BINARY, False),
+    "SPECSWARM_MODEL_RUNTIME": (lambda v: v in RUNTIMES, lambda: "one of " + ", ".join(RUNTIMES), False),
     "SPECSWARM_LOG": (lambda v: v in LEVELS, lambda: "one of DEBUG, INFO, WARNING, ERROR, CRITICAL", True),
     "SPECSWARM_NICE": (
         lambda v: v.strip().isdigit(),

@@ -16,7 +16,8 @@ InterruptedRunError (with no message) when Ctrl-C stops a peer run by hand.
 Environment overrides (for tests, benchmarks and demos, never needed otherwise):
 ``SPECSWARM_MODEL_BACKEND`` (gpt4all | replay | scripted | llama | openai) and
 ``SPECSWARM_MODEL_CASSETTE`` replace the model backend and cassette (of every role);
-``SPECSWARM_MODEL_SHARED`` (0 or 1) replaces ``model.shared``. A peer given ``--model-url``
+``SPECSWARM_MODEL_SHARED`` (0 or 1) replaces ``model.shared``, ``SPECSWARM_MODEL_RUNTIME``
+(auto, llama.cpp or gpt4all) ``model.runtime``. A peer given ``--model-url``
 asks that model service (token in ``SPECSWARM_MODEL_TOKEN``) instead of loading a model.
 """
 
@@ -43,6 +44,7 @@ from specswarm.protocol.events import Event, check_event, make_run_event, read_e
 from specswarm.protocol.identity import Identity, short_id
 from specswarm.spec import AccessSettings, GoalSpec, ModelSettings
 from specswarm.spec.addresses import parse_listen
+from specswarm.spec.model_values import RUNTIMES
 from specswarm.swarm.lifeline import run_stoppable
 from specswarm.swarm.node import Node
 from specswarm.swarm.peerio import EventLogFile as EventLogFile
@@ -116,6 +118,9 @@ def model_settings(spec: GoalSpec, role: str | None = None) -> ModelSettings:
     shared = os.environ.get("SPECSWARM_MODEL_SHARED")
     if shared in ("0", "1"):
         settings = dataclasses.replace(settings, shared=shared == "1")
+    runtime = os.environ.get("SPECSWARM_MODEL_RUNTIME")
+    if runtime in RUNTIMES:
+        settings = dataclasses.replace(settings, runtime=cast(Any, runtime))
     return settings
 
 

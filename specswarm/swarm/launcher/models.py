@@ -28,6 +28,7 @@ from pathlib import Path
 import trio
 
 from specswarm.errors import RunError
+from specswarm.model.runtime import GPT4ALL, service_runtime
 from specswarm.model.service import TOKEN_ENV
 from specswarm.spec import GoalSpec, ModelSettings
 from specswarm.swarm.launcher.heal import Seats
@@ -50,6 +51,8 @@ class ServiceProc:
     port: int
     log: Path
     token: str
+    runtime: str = GPT4ALL
+    """The engine it runs the model with (:func:`~specswarm.model.runtime.service_runtime`)."""
     proc: trio.Process | None = None
     restarts: int = 0
     deaths: list[int] = field(default_factory=list)
@@ -77,6 +80,8 @@ class ServiceProc:
             "--exit-with-parent",
         ]
         cmd += ["--backend", settings.backend, "--threads", str(settings.threads)]
+        if settings.backend == "gpt4all":  # resolved here: the service's own "auto" may differ
+            cmd += ["--engine", self.runtime]
         if settings.file:
             cmd += ["--file", str(settings.file)]
         elif settings.name:
@@ -112,22 +117,25 @@ def plan_services(
     """Role -> the service its peers ask (one per distinct model file and thread count); roles
     that run their model in-process are absent."""
     token = secrets.token_urlsafe(32)
-    by_model: dict[tuple[str, str, str, int], ServiceProc] = {}
+    by_model: dict[tuple[str, str, str, int, str], ServiceProc] = {}
     out: dict[str, ServiceProc] = {}
     for role in MODEL_ROLES:
         settings = settings_of(role)
         if getattr(spec.roles, role).count < 1 or not shares(settings):
             continue
+        runtime = service_runtime(settings)
         key = (
             settings.backend,
             str(settings.file or settings.cassette or ""),
             settings.name or "",
             settings.threads,
+            runtime,
         )
         service = by_model.get(key)
         if service is None:
             n = len(by_model)
-            service = ServiceProc(settings, [], free_port(), workdir / f"model-service-{n}.log", token)
+            log = workdir / f"model-service-{n}.log"
+            service = ServiceProc(settings, [], free_port(), log, token, runtime)
             by_model[key] = service
         service.roles.append(role)
         out[role] = service
