@@ -334,3 +334,10 @@ def test_a_note_to_the_writer_in_front_of_a_title_goes() -> None:
 )
 def test_titles_without_a_note_to_the_writer_are_kept(title: str) -> None:
     assert bare_title(title) == title
+
+
+def test_a_title_written_as_a_path_from_the_goal_is_its_last_step() -> None:
+    path = "Train for a first half marathon in twelve weeks > Weekly long runs (3 weeks)"
+    assert bare_title(path) == "Weekly long runs (3 weeks)"
+    assert bare_title("Tokyo > Describe how to ride the metro") == "Ride the metro"
+    assert bare_title("Compare A>B pricing") == "Compare A>B pricing"

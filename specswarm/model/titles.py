@@ -23,11 +23,22 @@ _WRITER_NOTE = re.compile(
 )
 
 
+_PATH_STEP = re.compile(r"\s+>\s+")
+
+
+def _last_step(title: str) -> str:
+    """A title written as a path from the goal ("Train for a half marathon > Weekly long runs",
+    the prompt's own "Path from the overall goal" format copied) is its last step."""
+    steps = [s for s in _PATH_STEP.split(title.strip()) if s]
+    return steps[-1] if len(steps) > 1 else title
+
+
 def bare_title(title: str) -> str:
     """A title without a leading note to the writer: "Describe how to list all tasks" is the part
     "List all tasks". The note says how to write the part, not what it is; the heading of a plan
-    or a spec names the part, and siblings that share only the note share nothing. Other titles
-    are returned unchanged."""
+    or a spec names the part, and siblings that share only the note share nothing. A title
+    written as a path ("Goal > Part") is its last step. Other titles are returned unchanged."""
+    title = _last_step(title)
     m = _WRITER_NOTE.match(title.strip())
     if not m:
         return title
