@@ -203,4 +203,4 @@ def test_the_recorded_example_reads_day_by_day() -> None:
     ]
     page = (EXAMPLES / "japan.md").read_text(encoding="utf-8")
     assert page.index("## Schedule") < page.index("## Overview")
-    assert "| **1–5** | **1. Tokyo** |\n| 1–2 | 1.1 Explore Tokyo's temples |\n| 3 |" in page
+    assert "| **1–5** | **1. Tokyo** |\n| 1–2 | 1.1 Explore Tokyo's temples |\n| 3–4 |" in page
