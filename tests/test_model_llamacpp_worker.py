@@ -1,11 +1,12 @@
 """The shared model service's llama.cpp workers (``model.runtime``), on the embedded model.
 
 A worker keeps earlier prompts evaluated, and the plan must not depend on that: a request gets
-the same greedy text whether its prompt is read whole, read after an earlier prompt that
-shares its beginning (the slot's own cache), or restored from a saved state after the slot
-served something else. With llama.cpp's repacked weights or flash attention on, the second and
-third differed from the first on this very request; the worker turns both off. Slow (loads the
-1.1 GB model and generates on the CPU).
+the same greedy text whether its prompt is read whole by a fresh worker, read after an earlier
+prompt that shares its beginning (the slot's own cache), after a detour through another prompt
+(a saved state restored), or asked a second time. With llama.cpp's repacked weights or flash
+attention on, or a repeated prompt taken whole from the cache (its last token then computed
+alone), the text differed on these very requests. Slow (loads the 1.1 GB model twice and
+generates on the CPU).
 """
 
 from __future__ import annotations
@@ -31,20 +32,22 @@ def _ask(task: str) -> GenerationRequest:
 
 
 def test_an_answer_does_not_depend_on_what_the_worker_read_before() -> None:
-    kyoto = _ask("list three things to do in Kyoto")
-    fresh = LlamaCppWorker(ensure_default_model(), threads=1)
-    service = ModelService(fresh)
-    whole = service.answer(kyoto).gen
-    assert whole is not None and whole.text.startswith("-")
+    kyoto, tokyo, osaka = (_ask(f"list three things to do in {city}") for city in ("Kyoto", "Tokyo", "Osaka"))
+    used = LlamaCppWorker(ensure_default_model(), threads=1)
+    service = ModelService(used)
+    first = service.answer(kyoto).gen
+    assert first is not None and first.text.startswith("-")
     read_whole = service.counts.prompt_tokens
     assert read_whole > 300 and service.counts.reused_tokens == 0
 
-    # the same beginning, another task: most of it is found evaluated
-    assert service.answer(_ask("list three museums in Tokyo")).gen is not None
-    assert service.counts.reused_tokens > 300
-    again = fresh.generate(kyoto)
-    # another prompt in between; then the Kyoto one comes back from a saved state
-    assert service.answer(GenerationRequest(prompt="Name two colours. " * 20, system="Be brief.")).gen
-    restored = fresh.generate(kyoto)
-    assert again.text == whole.text and restored.text == whole.text
-    assert fresh.prompt_tokens < 3 * read_whole, "the repeated prompts were read whole again"
+    after_kyoto = used.generate(tokyo)  # the same beginning: most of it found evaluated
+    assert used.reused_tokens > 300
+    used.generate(GenerationRequest(prompt="Name two colours. " * 20, system="Be brief.", max_tokens=16))
+    after_detour = used.generate(osaka)  # its beginning restored from a saved state
+    assert used.reused_tokens > 600, "the saved state was not used"
+    again = used.generate(kyoto)  # asked twice: read whole again
+
+    fresh = LlamaCppWorker(ensure_default_model(), threads=1, copy=1)
+    assert fresh.generate(tokyo).text == after_kyoto.text
+    assert fresh.generate(osaka).text == after_detour.text
+    assert again.text == first.text

@@ -9,9 +9,12 @@ buys over gpt4all (measured: docs/MODELS.md):
   earlier prompts are saved in memory (``saved_prompts_mib``); a request that begins as an
   earlier one did (the same system turn, goal, context and plan so far) reads only the rest;
 * **full prompt batches** (gpt4all caps its batch at 128 tokens);
-* **one slot per worker, each its own cache** (``kv_unified`` off): an answer depends on its
-  request only, never on what another worker or slot holds; with greedy decoding the same
-  request gets the same text whichever worker answers it.
+* **one slot per worker, each its own cache** (``kv_unified`` off), repacked weights and flash
+  attention off, and a prompt read before read whole again: an answer then depends on its
+  request only, not on what the worker read before; with greedy decoding the same request gets
+  the same text whichever worker answers it. (One case is left: a prompt whose length is one
+  more than a multiple of the batch, 512 tokens, has its last token computed alone when it is
+  read whole.)
 
 The service runs as many workers as the machine has generation slots (cores ÷ threads), as it
 does with gpt4all, so two one-thread workers use two cores without waiting for each other at
@@ -74,6 +77,8 @@ class LlamaCppWorker:
         """Prompt tokens found evaluated already (the slot's latest prompt or a saved state)."""
         self.prefix_hits = 0
         """Calls that found part of their prompt evaluated already."""
+        self._asked: set[tuple[str, str]] = set()
+        """(system, prompt) pairs this worker has read: asked again, such a prompt is read whole."""
 
     def load(self) -> None:
         """Start the server and wait until its model is loaded."""
@@ -106,8 +111,12 @@ class LlamaCppWorker:
             "top_k": req.top_k,
             "seed": req.seed,
             "repeat_penalty": req.repeat_penalty,
-            "cache_prompt": True,
+            # A prompt read before is read whole: found whole in the cache, llama.cpp would read
+            # only its last token, in a batch of one, and one token alone is computed otherwise
+            # than in a batch (the text could differ from the first answer's).
+            "cache_prompt": (req.system, req.prompt) not in self._asked,
         }
+        self._asked.add((req.system, req.prompt))
         if req.stop:
             body["stop"] = list(req.stop)
         started = time.perf_counter()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -182,12 +183,19 @@ def _healthy(s: ServiceProc) -> bool:
         return False
 
 
+_ENGINE_LOG = re.compile(r"^\d+\.\d+\.\d+\.\d+ [DIWE] ")
+"""A line of llama.cpp's own log ("0.00.004.530 E srv load_model: ..."), written from its
+logging thread, so it may come after the service's own last words."""
+
+
 def last_words(s: ServiceProc) -> str:
+    """The service log's last line of its own (llama.cpp's log lines only when there is none)."""
     try:
         lines = [ln.strip() for ln in s.log.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
         return ""
-    return lines[-1][:300] if lines else ""
+    own = [ln for ln in lines if not _ENGINE_LOG.match(ln)]
+    return (own or lines or [""])[-1][:300]
 
 
 async def _until_ready(s: ServiceProc, proc: trio.Process, timeout: float) -> None:
