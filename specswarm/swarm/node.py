@@ -158,7 +158,9 @@ class Node:
                 continue
             msg = self.intake.take(data)  # what validate() decoded a moment ago
             if isinstance(msg, EventMsg):
-                self.liveness.heard(msg.event.author)  # gossiped now: alive (a pulled one may be old)
+                # its publisher is alive; the event's author may be another peer (an event gossiped
+                # again to repair a loss, maybe long after its author left)
+                self.liveness.heard(sender)
                 self.add(msg.event)
             have = msg.have if isinstance(msg, EventMsg) else msg  # an event carries its sender's set
             if have is not None and sender != self.peer_id:
@@ -174,13 +176,13 @@ class Node:
     async def _status_loop(self) -> None:
         if self.on_status is None:
             return
-        last: tuple[str, int, bool, str, int] | None = None
+        last: tuple[str, str, bool, str, int] | None = None
         last_time = 0.0
         try:
             while True:
                 plan = self.plan()
                 doing = repr(getattr(self.role, "doing", None))
-                key = (plan.digest, len(self.state), plan.complete, doing, self.counters.model_failures)
+                key = (plan.digest, self.set_digest(), plan.complete, doing, self.counters.model_failures)
                 now = trio.current_time()
                 if key != last or now - last_time > 5:
                     self.on_status(self.status(plan))
@@ -199,6 +201,7 @@ class Node:
             "digest": plan.digest,
             "complete": plan.complete,
             "events": len(self.state),
+            "set": self.set_digest(),
             "progress": plan.progress(),
             "counters": self.counters.to_json(),
             "transport": self.transport.stats.to_json(),
