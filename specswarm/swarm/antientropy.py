@@ -106,7 +106,7 @@ class AntiEntropy:
         self._pulling = False
         self._failures: dict[str, int] = {}
         """Peer -> failed pulls from it in a row (capped: :data:`SYNC_BACKOFF_DOUBLINGS`)."""
-        self._pushed: dict[str, float] = {}
+        self.pushed_at: dict[str, float] = {}
         """Id prefix -> when we last gossiped that event again (:meth:`push_back`)."""
 
     # -- serving ------------------------------------------------------------------------------
@@ -217,24 +217,8 @@ class AntiEntropy:
         return new
 
     async def push_back(self, lacking: list[str]) -> None:
-        """Gossip again the events (by id prefix) that a peer we pulled from was seen to lack,
-        when they are few (:data:`PUSH_MAX`), we have held them for :data:`PUSH_AFTER` s (lost,
-        not in flight) and have not gossiped them again for :data:`PUSH_AGAIN` s. A pull finds
-        only what we lack; without this, an event only a lagging peer held stayed lost: the
-        peers ahead of it never pull from it (at 32 peers on 2 cores a scorer's join was
-        missing at 28 peers when the plan converged, 2 minutes after it was published). The
-        observer never speaks, so it gossips nothing."""
-        if not lacking or self.role_name == "observer":
-            return
-        now = trio.current_time()
-        lost = [i for i in lacking if now - self.store.arrived.get(i, now) >= PUSH_AFTER]
-        if len(lost) > PUSH_MAX:
-            return
-        due = [i for i in lost if now - self._pushed.get(i, -1e9) >= PUSH_AGAIN]
-        for event in self.store.get(due):
-            self._pushed[event.id[:ID_PREFIX]] = now
-            self.counters.pushed += 1
-            await gossip_event(self, event)
+        """Gossip again what a peer we pulled from lacks, when it is lost (:func:`push_back`)."""
+        await push_back(self, lacking)
 
     async def _differences(self, peer: str, their_count: int | None = None) -> tuple[list[str], list[str]]:
         """The ids ``peer`` holds that we may lack, and the ids we hold that it was seen to lack:
@@ -339,3 +323,24 @@ async def gossip_event(sync: AntiEntropy, event: Event) -> None:
         return
     if have is not None:
         sync.cadence.announced(have.digest, sync.counters.published)
+
+
+async def push_back(ae: AntiEntropy, lacking: list[str]) -> None:
+    """Gossip again the events (by id prefix) that a peer we pulled from was seen to lack,
+    when they are few (:data:`PUSH_MAX`), we have held them for :data:`PUSH_AFTER` s (lost,
+    not in flight) and have not gossiped them again for :data:`PUSH_AGAIN` s. A pull finds
+    only what we lack; without this, an event only a lagging peer held stayed lost: the
+    peers ahead of it never pull from it (at 32 peers on 2 cores a scorer's join was
+    missing at 28 peers when the plan converged, 2 minutes after it was published). The
+    observer never speaks, so it gossips nothing."""
+    if not lacking or ae.role_name == "observer":
+        return
+    now = trio.current_time()
+    lost = [i for i in lacking if now - ae.store.arrived.get(i, now) >= PUSH_AFTER]
+    if len(lost) > PUSH_MAX:
+        return
+    due = [i for i in lost if now - ae.pushed_at.get(i, -1e9) >= PUSH_AGAIN]
+    for event in ae.store.get(due):
+        ae.pushed_at[event.id[:ID_PREFIX]] = now
+        ae.counters.pushed += 1
+        await gossip_event(ae, event)
