@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"target: 32 peers converge with no lost event: {'met' if ok else 'MISSED'}")
         print(
             "missing at stop = events of the union of all peers' logs that a peer's log lacks when the "
-            "launcher stops the swarm (it stops once every peer reports the final digest; events that "
-            "do not change the plan, e.g. a losing claim, may still be in flight then)"
+            "launcher stops the swarm (it stops once every peer reports the final digest and the same "
+            "event set, or when its grace after the plan completed runs out)"
         )
 
     if args.plans:

@@ -15,6 +15,7 @@ from specswarm.protocol.bodies import JoinBody
 from specswarm.protocol.events import Event, make_event, make_run_event
 from specswarm.protocol.identity import Identity
 from specswarm.spec import spec_from_json
+from specswarm.swarm.antientropy import PUSH_AFTER
 from specswarm.swarm.node import Node
 from specswarm.swarm.ranges import (
     EMPTY,
@@ -28,7 +29,14 @@ from specswarm.swarm.ranges import (
     decode_sum_reply,
     encode_sum_reply,
 )
-from specswarm.swarm.wire import UNKNOWN_REQUEST, BadRequest, decode_request, encode_inv_reply, encode_request
+from specswarm.swarm.wire import (
+    UNKNOWN_REQUEST,
+    BadRequest,
+    EventMsg,
+    decode_request,
+    encode_inv_reply,
+    encode_request,
+)
 from specswarm.transport.memory import open_memory_network
 from tests.swarmkit import swarm_spec
 
@@ -68,6 +76,20 @@ def test_a_pull_finds_exactly_what_the_other_holds_and_we_lack_for_a_fraction_of
     inventory = len(encode_inv_reply(shared + theirs))
     assert size < inventory / 5, (size, inventory)  # the whole list would be ~57 KB
     assert requests <= 4
+
+
+def test_a_pull_also_finds_what_we_hold_and_the_other_lacks_where_it_descended() -> None:
+    rng = random.Random(4)
+    shared, ours, theirs = _ids(rng, 3000), _ids(rng, 5), _ids(rng, 7)
+    mine = _ranges(shared + ours)
+    descent = Descent.start(mine)
+    while (request := descent.next_request()) is not None:
+        descent.take(request, _ranges(shared + theirs).answer(request), mine)
+    assert set(descent.lacking) == set(ours) and set(descent.missing) == set(theirs)
+    few = Descent.start(_ranges(ours))  # holding few: their ids outright
+    while (request := few.next_request()) is not None:
+        few.take(request, _ranges(theirs).answer(request), _ranges(ours))
+    assert set(few.lacking) == set(ours)
 
 
 def test_equal_sets_cost_one_request_and_an_empty_one_gets_every_id_at_once() -> None:
@@ -199,3 +221,36 @@ def test_a_peer_that_says_every_range_differs_cannot_keep_a_pull_going() -> None
 
     new, requests = _virtual(main)
     assert new == 0 and requests == SUM_ROUNDS
+
+
+def test_an_event_only_a_peer_behind_holds_is_gossiped_again_once_a_pull_shows_it_lost() -> None:
+    """The server holds more events, so nobody pulls from the puller; the one event only the
+    puller holds reaches the server by the puller gossiping it again, once it is old enough to
+    be lost rather than in flight, and once only."""
+    run, joins = _events(41)
+    extra = joins[40]
+
+    async def main() -> tuple[list[int], bool]:
+        async with open_memory_network(seed=3) as net:
+            server = _node(net, run, joins[:40], 1)
+            ident = Identity(bytes([2]) * 32)
+            puller = Node(net.add_peer(ident.peer_id), ident, None, role_name="executor")
+            puller.store.adopt_run(run, [*joins[:30], extra])
+            puller.transport.set_request_handler(puller.handle_request)
+            for node in (server, puller):
+                await node.transport.subscribe("t")
+            pushed = [0, 0, 0]
+            await puller.sync_with(server.peer_id)
+            pushed[0] = puller.counters.pushed  # in flight, maybe: not yet
+            await trio.sleep(PUSH_AFTER)
+            await puller.sync_with(server.peer_id)
+            pushed[1] = puller.counters.pushed
+            await puller.sync_with(server.peer_id)  # the server still lacks it: not again so soon
+            pushed[2] = puller.counters.pushed
+            with trio.fail_after(5):
+                _, data = await server.transport.incoming().receive()
+            got = server.intake.take(data) if server.intake.validate(data) else None
+            return pushed, isinstance(got, EventMsg) and got.event.id == extra.id
+
+    pushed, arrived = _virtual(main)
+    assert pushed == [0, 1, 1] and arrived

@@ -24,7 +24,7 @@ from specswarm.errors import TransportError
 from specswarm.protocol.events import Event
 from specswarm.swarm.cadence import ANNOUNCERS, QUIET_ANNOUNCE_EVERY, Cadence, Heard, spread, swarm_size
 from specswarm.swarm.liveness import Liveness
-from specswarm.swarm.ranges import SUM_ROUNDS, Descent, Sum, decode_sum_reply, encode_sum_reply
+from specswarm.swarm.ranges import ID_PREFIX, SUM_ROUNDS, Descent, Sum, decode_sum_reply, encode_sum_reply
 from specswarm.swarm.store import EventStore
 from specswarm.swarm.wire import (
     GET_BATCH,
@@ -66,6 +66,14 @@ with each failure in a row at most this many times (2 s up to 32 s). At 32 peers
 three pulls in four failed (a stream to a CPU-starved peer did not open within the library's
 10 s), and a node pulls from one peer at a time: retried at once, the same slow peer held every
 other repair back."""
+PUSH_AFTER = 30.0
+"""Seconds we must have held an event before a peer's lacking it counts as a loss (not gossip
+still in flight) and we gossip it again (:meth:`AntiEntropy.push_back`)."""
+PUSH_AGAIN = 30.0
+"""Seconds before we gossip the same event again for a loss."""
+PUSH_MAX = 8
+"""Events a peer may lack, at most, for us to gossip them again: a peer lacking more is catching
+up, and pulls them itself."""
 HELLO_TIMEOUT = 5.0
 LEARN_RETRY = 0.2
 
@@ -98,6 +106,8 @@ class AntiEntropy:
         self._pulling = False
         self._failures: dict[str, int] = {}
         """Peer -> failed pulls from it in a row (capped: :data:`SYNC_BACKOFF_DOUBLINGS`)."""
+        self.pushed_at: dict[str, float] = {}
+        """Id prefix -> when we last gossiped that event again (:meth:`push_back`)."""
 
     # -- serving ------------------------------------------------------------------------------
     async def handle_request(self, sender: str, data: bytes) -> bytes:
@@ -182,8 +192,9 @@ class AntiEntropy:
             return 0
         self._syncing.add(peer)
         new = 0
+        lacking: list[str] = []
         try:
-            ids = await self._differences(peer, their_count)
+            ids, lacking = await self._differences(peer, their_count)
             missing = [i for i in ids if not self.store.holds_prefix(i)]
             for start in range(0, len(missing), GET_BATCH):
                 batch = Get(tuple(missing[start : start + GET_BATCH]))
@@ -202,12 +213,17 @@ class AntiEntropy:
             self._failures[peer] = min(self._failures.get(peer, 0) + 1, SYNC_BACKOFF_DOUBLINGS)
         finally:
             self._syncing.discard(peer)
+        await self.push_back(lacking)
         return new
 
-    async def _differences(self, peer: str, their_count: int | None = None) -> list[str]:
-        """The ids ``peer`` holds that we may lack: found by descending the id ranges whose
-        summaries differ (:mod:`specswarm.swarm.ranges`), or, from a peer that does not answer
-        ``sum``, its whole inventory."""
+    async def push_back(self, lacking: list[str]) -> None:
+        """Gossip again what a peer we pulled from lacks, when it is lost (:func:`push_back`)."""
+        await push_back(self, lacking)
+
+    async def _differences(self, peer: str, their_count: int | None = None) -> tuple[list[str], list[str]]:
+        """The ids ``peer`` holds that we may lack, and the ids we hold that it was seen to lack:
+        found by descending the id ranges whose summaries differ (:mod:`specswarm.swarm.ranges`),
+        or, from a peer that does not answer ``sum``, from its whole inventory."""
         descent = Descent.start(self.store.ranges, their_count)
         for _ in range(SUM_ROUNDS):
             request = descent.next_request()
@@ -215,9 +231,10 @@ class AntiEntropy:
                 break
             answer = decode_sum_reply(await self._request(peer, encode_request(request), inventory=True))
             if answer is None:
-                return list(decode_inv_reply(await self._request(peer, INV, inventory=True)))
+                theirs = decode_inv_reply(await self._request(peer, INV, inventory=True))
+                return list(theirs), sorted(set(self.store.ranges.ids()).difference(theirs))
             descent.take(request, answer, self.store.ranges)
-        return list(descent.missing)
+        return list(descent.missing), list(descent.lacking)
 
     async def _request(self, peer: str, data: bytes, inventory: bool = False) -> bytes:
         self.counters.sync_requests += 1
@@ -306,3 +323,24 @@ async def gossip_event(sync: AntiEntropy, event: Event) -> None:
         return
     if have is not None:
         sync.cadence.announced(have.digest, sync.counters.published)
+
+
+async def push_back(ae: AntiEntropy, lacking: list[str]) -> None:
+    """Gossip again the events (by id prefix) that a peer we pulled from was seen to lack,
+    when they are few (:data:`PUSH_MAX`), we have held them for :data:`PUSH_AFTER` s (lost,
+    not in flight) and have not gossiped them again for :data:`PUSH_AGAIN` s. A pull finds
+    only what we lack; without this, an event only a lagging peer held stayed lost: the
+    peers ahead of it never pull from it (at 32 peers on 2 cores a scorer's join was
+    missing at 28 peers when the plan converged, 2 minutes after it was published). The
+    observer never speaks, so it gossips nothing."""
+    if not lacking or ae.role_name == "observer":
+        return
+    now = trio.current_time()
+    lost = [i for i in lacking if now - ae.store.arrived.get(i, now) >= PUSH_AFTER]
+    if len(lost) > PUSH_MAX:
+        return
+    due = [i for i in lost if now - ae.pushed_at.get(i, -1e9) >= PUSH_AGAIN]
+    for event in ae.store.get(due):
+        ae.pushed_at[event.id[:ID_PREFIX]] = now
+        ae.counters.pushed += 1
+        await gossip_event(ae, event)

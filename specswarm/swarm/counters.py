@@ -54,6 +54,8 @@ class NodeCounters:
     """Anti-entropy pulls that failed (a request timed out or the transport failed)."""
     sync_skipped: int = 0
     """Gaps an announcement showed that were not pulled because another pull was under way."""
+    pushed: int = 0
+    """Events gossiped again because a peer we pulled from was seen to lack them (lost gossip)."""
     results_withheld: int = 0
     """Leaf results written but not published: by then the leaf had a result, or an older
     claim of a live executor held it (a race lost while the model was writing)."""
@@ -85,6 +87,7 @@ class NodeCounters:
             "sync_inventory_bytes": self.sync_inventory_bytes,
             "sync_skipped": self.sync_skipped,
             "sync_failures": self.sync_failures,
+            "pushed": self.pushed,
             "results_withheld": self.results_withheld,
             "tasks": self.tasks.to_json(),
             # every thread of this process, the model's included: a peer's whole cost in CPU

@@ -158,7 +158,9 @@ class Node:
                 continue
             msg = self.intake.take(data)  # what validate() decoded a moment ago
             if isinstance(msg, EventMsg):
-                self.liveness.heard(msg.event.author)  # gossiped now: alive (a pulled one may be old)
+                # its publisher is alive; the event's author may be another peer (an event gossiped
+                # again to repair a loss, maybe long after its author left)
+                self.liveness.heard(sender)
                 self.add(msg.event)
             have = msg.have if isinstance(msg, EventMsg) else msg  # an event carries its sender's set
             if have is not None and sender != self.peer_id:
@@ -172,23 +174,8 @@ class Node:
             await self.wait_changed(0.5)
 
     async def _status_loop(self) -> None:
-        if self.on_status is None:
-            return
-        last: tuple[str, int, bool, str, int] | None = None
-        last_time = 0.0
-        try:
-            while True:
-                plan = self.plan()
-                doing = repr(getattr(self.role, "doing", None))
-                key = (plan.digest, len(self.state), plan.complete, doing, self.counters.model_failures)
-                now = trio.current_time()
-                if key != last or now - last_time > 5:
-                    self.on_status(self.status(plan))
-                    last, last_time = key, now
-                await self.wait_changed(0.5)
-                await trio.sleep(0.2)
-        finally:
-            _last_status(self, self.on_status)
+        if self.on_status is not None:
+            await _report_status(self, self.on_status)
 
     def status(self, plan: Plan | None = None) -> dict[str, Any]:
         plan = plan or self.plan()
@@ -199,6 +186,7 @@ class Node:
             "digest": plan.digest,
             "complete": plan.complete,
             "events": len(self.state),
+            "set": self.set_digest(),
             "progress": plan.progress(),
             "counters": self.counters.to_json(),
             "transport": self.transport.stats.to_json(),
@@ -247,6 +235,26 @@ class Node:
         if admission is None and self.admission_key is not None and self.run_id:
             admission = admit(self.admission_key, self.run_id, self.peer_id, self.role_name)
         await self.publish(JoinBody(role=self.role_name, strategy=self.strategy, admission=admission))
+
+
+async def _report_status(node: Node, on_status: Callable[[dict[str, Any]], None]) -> None:
+    """Hand ``on_status`` the node's status whenever its plan, event set, activity or model
+    failures change (at least every 5 s), and once more as it stops."""
+    last: tuple[str, str, bool, str, int] | None = None
+    last_time = 0.0
+    try:
+        while True:
+            plan = node.plan()
+            doing = repr(getattr(node.role, "doing", None))
+            key = (plan.digest, node.set_digest(), plan.complete, doing, node.counters.model_failures)
+            now = trio.current_time()
+            if key != last or now - last_time > 5:
+                on_status(node.status(plan))
+                last, last_time = key, now
+            await node.wait_changed(0.5)
+            await trio.sleep(0.2)
+    finally:
+        _last_status(node, on_status)
 
 
 def _last_status(node: Node, on_status: Callable[[dict[str, Any]], None]) -> None:

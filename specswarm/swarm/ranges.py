@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 from operator import xor
 
@@ -124,6 +124,9 @@ class Descent:
     """Prefixes whose ids or summaries we want next."""
     ask_all: list[str]
     """Prefixes under which we hold nothing: their ids, outright."""
+    lacking: dict[str, None] = field(default_factory=dict)
+    """Ids we hold that the other peer was seen to lack: under a prefix it listed, or one it
+    summarised as empty (what it lacks under prefixes never descended into is not known)."""
 
     @classmethod
     def start(cls, mine: IdRanges, theirs: int | None = None) -> Descent:
@@ -150,14 +153,19 @@ class Descent:
             if entry is None:
                 continue
             if entry.ids is not None:
-                lo_ids = set(mine.ids(prefix))
+                ours = mine.ids(prefix)
+                lo_ids, listed = set(ours), set(entry.ids)
                 for i in entry.ids:
                     if i.startswith(prefix) and i not in lo_ids:
                         self.missing[i] = None
+                self.lacking.update(dict.fromkeys(i for i in ours if i not in listed))
                 continue
             for h, theirs in zip(HEX, entry.kids or (), strict=False):
                 child = prefix + h
-                if theirs == EMPTY or len(child) >= ID_PREFIX or theirs == mine.summary(child):
+                if theirs == EMPTY:
+                    self.lacking.update(dict.fromkeys(mine.ids(child)))
+                    continue
+                if len(child) >= ID_PREFIX or theirs == mine.summary(child):
                     continue
                 # holding half of theirs or less, we lack most of them: their ids cost less
                 # than a level of summaries

@@ -39,6 +39,8 @@ class EventStore:
         self.ranges = IdRanges()
         """The id prefixes held, sorted, with their range summaries (the 'sum' answers)."""
         self._changed = trio.Event()
+        self.arrived: dict[str, float] = {}
+        """16-hex id prefix -> when the event was applied here (trio's clock; 0 outside trio)."""
 
     @property
     def run_id(self) -> str | None:
@@ -62,6 +64,7 @@ class EventStore:
         self._xor ^= int(event.id, 16)
         self._by_prefix.setdefault(event.id[:ID_PREFIX], []).append((len(self.state), event))
         self.ranges.add(event.id[:ID_PREFIX])
+        self.arrived[event.id[:ID_PREFIX]] = _now()
         self._inv = None
         self.counters.applied += 1
         self.lamport = max(self.lamport, event.lamport)
@@ -107,3 +110,11 @@ class EventStore:
         changed = self._changed
         with trio.move_on_after(timeout):
             await changed.wait()
+
+
+def _now() -> float:
+    """trio's clock, or 0 outside a trio run (an event applied before the node runs is old)."""
+    try:
+        return trio.current_time()
+    except RuntimeError:
+        return 0.0
