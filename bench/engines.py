@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, machine, table  # noqa: E402
 
+BEGINNING = (REPO / "README.md").read_text(encoding="utf-8")[:1500]
+"""What every request begins with (after the system turn)."""
 SYSTEM = "You are a practical assistant. Answer with lines starting with '- '."
 TASKS = [
     "list three things to do in Kyoto",
@@ -57,11 +59,10 @@ def _start(engine: str, log: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def _ask(port: int, task: str, tokens: int) -> dict:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")[:1500]
     body = {
         "messages": [
             {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"{readme}\nTask: {task}"},
+            {"role": "user", "content": f"{BEGINNING}\nTask: {task}"},
         ],
         "max_tokens": tokens,
         "temperature": 0,

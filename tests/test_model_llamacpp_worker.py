@@ -26,9 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SYSTEM = "You are a practical assistant. Answer with 5 lines starting with '- '."
 
 
+BEGINNING = (ROOT / "README.md").read_text(encoding="utf-8")[:1500]
+
+
 def _ask(task: str) -> GenerationRequest:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")[:1500]
-    return GenerationRequest(prompt=f"{readme}\nTask: {task}", system=SYSTEM, max_tokens=48)
+    return GenerationRequest(prompt=f"{BEGINNING}\nTask: {task}", system=SYSTEM, max_tokens=48)
 
 
 def test_an_answer_does_not_depend_on_what_the_worker_read_before() -> None:

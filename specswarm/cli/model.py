@@ -172,16 +172,18 @@ def _serve_llamacpp(
     import json
     import os
     import signal
-    import socket
 
     from specswarm.model.assets import ensure_default_model
-    from specswarm.model.llamacpp_server import LlamaServerSettings, start_llama_server, wait_healthy
+    from specswarm.model.llamacpp_server import (
+        LlamaServerSettings,
+        loopback_port,
+        start_llama_server,
+        wait_healthy,
+    )
     from specswarm.model.service import TOKEN_ENV
 
     if port == 0:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = loopback_port()
     model = file if file is not None else ensure_default_model()
     threads = threads or max(1, (os.cpu_count() or 2))
     settings = LlamaServerSettings(model, port, ctx, threads, parallel, os.environ.get(TOKEN_ENV))

@@ -9,6 +9,7 @@ has an endpoint with nothing else to install (``xllamacpp`` is a dependency). It
 
 from __future__ import annotations
 
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -43,6 +44,13 @@ class LlamaServerSettings:
     """Multiply each prompt token's row on its own (no repacked weights): an answer then does
     not depend on how its prompt was cut into batches, so a prompt read in part from the cache
     gets the text a prompt read whole gets."""
+
+
+def loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (llama.cpp takes no port 0)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def start_llama_server(settings: LlamaServerSettings) -> Any:

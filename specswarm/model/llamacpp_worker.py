@@ -23,19 +23,21 @@ llama.cpp's spinning barrier.
 
 from __future__ import annotations
 
-import json
 import secrets
-import socket
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError
 from specswarm.model._common import cut_at_stop
+from specswarm.model._http import Endpoint, Unreachable
 from specswarm.model.base import Generation, GenerationRequest
-from specswarm.model.llamacpp_server import LlamaServerSettings, start_llama_server, wait_healthy
+from specswarm.model.llamacpp_server import (
+    LlamaServerSettings,
+    loopback_port,
+    start_llama_server,
+    wait_healthy,
+)
 
 SLOT_CONTEXT = 4096
 """Context tokens of a worker's one slot (the longest prompt plus its answer)."""
@@ -45,12 +47,6 @@ SAVED_PROMPTS_MIB = 256
 
 def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LlamaCppWorker:
@@ -67,8 +63,7 @@ class LlamaCppWorker:
         self.copy = copy
         self.name = path.name
         self._server: Any = None
-        self._port = 0
-        self._key = secrets.token_urlsafe(24)
+        self._endpoint: Endpoint | None = None
         self.last_prompt_seconds = 0.0
         """Of the latest call: seconds spent reading the prompt."""
         self.prompt_tokens = 0
@@ -77,26 +72,28 @@ class LlamaCppWorker:
         """Prompt tokens found evaluated already (the slot's latest prompt or a saved state)."""
         self.prefix_hits = 0
         """Calls that found part of their prompt evaluated already."""
-        self._asked: set[tuple[str, str]] = set()
-        """(system, prompt) pairs this worker has read: asked again, such a prompt is read whole."""
+        self._asked: set[int] = set()
+        """Hashes of the (system, prompt) pairs this worker has read: asked again, such a prompt
+        is read whole."""
 
     def load(self) -> None:
         """Start the server and wait until its model is loaded."""
         if self._server is not None:
             return
-        self._port = _free_port()
+        port, key = loopback_port(), secrets.token_urlsafe(24)
         settings = LlamaServerSettings(
             model=self.path,
-            port=self._port,
+            port=port,
             ctx=SLOT_CONTEXT,
             threads=self.threads,
             parallel=1,
-            api_key=self._key,
+            api_key=key,
             saved_prompts_mib=SAVED_PROMPTS_MIB,
             row_wise=True,
         )
         self._server = start_llama_server(settings)
-        wait_healthy(self._port)
+        wait_healthy(port)
+        self._endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", api_key=key, timeout=3600, retries=0)
 
     def generate(self, req: GenerationRequest) -> Generation:
         """Generate one answer (blocking)."""
@@ -114,9 +111,9 @@ class LlamaCppWorker:
             # A prompt read before is read whole: found whole in the cache, llama.cpp would read
             # only its last token, in a batch of one, and one token alone is computed otherwise
             # than in a batch (the text could differ from the first answer's).
-            "cache_prompt": (req.system, req.prompt) not in self._asked,
+            "cache_prompt": hash((req.system, req.prompt)) not in self._asked,
         }
-        self._asked.add((req.system, req.prompt))
+        self._asked.add(hash((req.system, req.prompt)))
         if req.stop:
             body["stop"] = list(req.stop)
         started = time.perf_counter()
@@ -139,20 +136,13 @@ class LlamaCppWorker:
         return Generation(text=text.strip(), tokens=tokens, seconds=seconds, model=self.name)
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self._port}/v1/chat/completions",
-            data=json.dumps(body).encode("utf-8"),
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._key}"},
-        )
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        assert self._endpoint is not None  # load() made it
         try:
-            with opener.open(request, timeout=3600) as resp:
-                out = json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            raise ModelError(f"llama.cpp's server answered HTTP {exc.code}: {detail}") from None
-        except (OSError, ValueError) as exc:
+            reply = self._endpoint.request("POST", "/chat/completions", body)
+        except Unreachable as exc:
             raise ModelError(f"llama.cpp's server failed: {exc}") from None
-        if not isinstance(out, dict):
+        if reply.status != 200:
+            raise ModelError(f"llama.cpp's server answered HTTP {reply.status}: {reply.message}")
+        if not isinstance(reply.data, dict):
             raise ModelError("llama.cpp's server answered something other than a JSON object")
-        return out
+        return reply.data

@@ -68,7 +68,7 @@ three pulls in four failed (a stream to a CPU-starved peer did not open within t
 other repair back."""
 PUSH_AFTER = 30.0
 """Seconds we must have held an event before a peer's lacking it counts as a loss (not gossip
-still in flight) and we gossip it again (:meth:`AntiEntropy.push_back`)."""
+still in flight) and we gossip it again (:func:`push_back`)."""
 PUSH_AGAIN = 30.0
 """Seconds before we gossip the same event again for a loss."""
 PUSH_MAX = 8
@@ -107,7 +107,7 @@ class AntiEntropy:
         self._failures: dict[str, int] = {}
         """Peer -> failed pulls from it in a row (capped: :data:`SYNC_BACKOFF_DOUBLINGS`)."""
         self.pushed_at: dict[str, float] = {}
-        """Id prefix -> when we last gossiped that event again (:meth:`push_back`)."""
+        """Id prefix -> when we last gossiped that event again (:func:`push_back`)."""
 
     # -- serving ------------------------------------------------------------------------------
     async def handle_request(self, sender: str, data: bytes) -> bytes:
@@ -213,12 +213,8 @@ class AntiEntropy:
             self._failures[peer] = min(self._failures.get(peer, 0) + 1, SYNC_BACKOFF_DOUBLINGS)
         finally:
             self._syncing.discard(peer)
-        await self.push_back(lacking)
-        return new
-
-    async def push_back(self, lacking: list[str]) -> None:
-        """Gossip again what a peer we pulled from lacks, when it is lost (:func:`push_back`)."""
         await push_back(self, lacking)
+        return new
 
     async def _differences(self, peer: str, their_count: int | None = None) -> tuple[list[str], list[str]]:
         """The ids ``peer`` holds that we may lack, and the ids we hold that it was seen to lack:
