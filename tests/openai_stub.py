@@ -116,8 +116,6 @@ def serve(stub: Stub | None = None) -> Iterator[Stub]:
 
 def free_port() -> int:
     """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
-    import socket
+    from specswarm.ports import free_port as pick
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return pick("127.0.0.1")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 import trio
 
+from specswarm import ports
 from tests.netns import veth_pair
 
 pytestmark = pytest.mark.slow
@@ -103,9 +103,7 @@ class Peer:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port("127.0.0.1")
 
 
 def seed(name: str) -> str:

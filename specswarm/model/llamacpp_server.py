@@ -9,7 +9,6 @@ has an endpoint with nothing else to install (``xllamacpp`` is a dependency). It
 
 from __future__ import annotations
 
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from specswarm.errors import ModelError, UsageError
+from specswarm.ports import free_port
 
 INSTALL_HINT = "pip install xllamacpp"
 """What installs the ``xllamacpp`` wheel."""
@@ -48,9 +48,7 @@ class LlamaServerSettings:
 
 def loopback_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now (llama.cpp takes no port 0)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port("127.0.0.1")
 
 
 def start_llama_server(settings: LlamaServerSettings) -> Any:

@@ -27,6 +27,7 @@ import socket
 from collections.abc import Mapping
 
 from specswarm.errors import SpecError
+from specswarm.ports import free_port as free_port
 from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
 from specswarm.spec.addresses import ListenAddr, parse_listen
@@ -40,14 +41,6 @@ def listen_of(spec: GoalSpec) -> ListenAddr:
         return parse_listen(spec.network.listen)
     except ValueError as exc:
         raise SpecError([spec.problem("network.listen", str(exc))]) from None
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` (an IPv4 or IPv6 address) that nothing listens on right now."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def listen_ports(listen: ListenAddr, n: int) -> list[int]:
