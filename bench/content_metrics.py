@@ -6,7 +6,7 @@ use the swarm's own language-independent tools on purpose, the same for every sy
 lines, character trigrams, rarity weights and digits of any script of
 :mod:`specswarm.critics.shingles`, the rule of the board's ``concrete`` lens
 (:func:`specswarm.critics.results.is_concrete`), the script of a letter
-(:mod:`specswarm.spec.language`) and the schedule of :mod:`specswarm.render.schedule`. No word
+(:mod:`specswarm.spec.language`) and the schedule of :mod:`specswarm.plan.schedule`. No word
 lists.
 
 A leaf's *item lines* are :func:`~specswarm.critics.shingles.item_lines` of its result (list
@@ -51,7 +51,7 @@ from quality_metrics import Offence, QNode, QTree, Score  # noqa: E402
 
 from specswarm.critics.results import MIN_CHARS, NEAR_DUPLICATE, is_concrete, width  # noqa: E402
 from specswarm.critics.shingles import Weights, item_lines, pair_dice, shingles, tokens  # noqa: E402
-from specswarm.render.schedule import schedules  # noqa: E402
+from specswarm.plan.schedule import schedules  # noqa: E402
 from specswarm.spec.language import letter_script, main_script  # noqa: E402
 
 SHORT_LEAF = MIN_CHARS
@@ -189,12 +189,12 @@ def outline_numbers(tree: QTree) -> dict[str, str]:
 
 
 class _Node(SimpleNamespace):
-    """A QNode as :func:`~specswarm.render.schedule.schedules` reads a plan node."""
+    """A QNode as :func:`~specswarm.plan.schedule.schedules` reads a plan node."""
 
 
 def has_schedule(tree: QTree, constraints: Sequence[Any] = ()) -> Score:
     """Summed fields (first ``sum`` constraint of each field) for which
-    :func:`~specswarm.render.schedule.schedules` lays out a schedule from the tree's facts, of
+    :func:`~specswarm.plan.schedule.schedules` lays out a schedule from the tree's facts, of
     those declared; a field none of the root's parts states has none. Items: the fields without
     one, and each schedule's notes (parts that do not add up, parts stating no value)."""
     fields: dict[str, Any] = {}

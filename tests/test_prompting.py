@@ -20,7 +20,8 @@ from specswarm.model import Child, ScriptedModel, decompose, execute, rate
 from specswarm.model.summary import child_data, summarize
 from specswarm.resources import load_schema
 from specswarm.spec import LATER_TASKS, TASKS, spec_from_json, spec_from_mapping
-from specswarm.spec.prompting import TASK_VARIABLES, sample_contexts, template_problem
+from specswarm.spec.prompt_catalogue import TASK_VARIABLES, sample_contexts
+from specswarm.spec.prompting import template_problem
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 GOAL = "Plan a two-week trip to Japan"

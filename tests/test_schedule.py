@@ -1,4 +1,4 @@
-"""The schedule (specswarm/render/schedule.py): each part's range of the fact the spec's ``sum``
+"""The schedule (specswarm/plan/schedule.py): each part's range of the fact the spec's ``sum``
 constraints add up, laid out from the facts in tree order, and how the exports show it."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from specswarm.plan.fold import Plan, child_id, fold
+from specswarm.plan.schedule import Note, Span, schedules, span_of
 from specswarm.protocol.events import read_event_log
 from specswarm.render import render_plan
-from specswarm.render.schedule import Note, schedules
 from specswarm.testing.synth import Swarm, minimal_spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
@@ -89,6 +89,22 @@ def test_parts_without_the_fact_share_the_range_of_their_node() -> None:
     (schedule,) = schedules(plan)
     assert schedule.notes == ()  # none of them states it: nothing is missing
     assert all(s.shared for s in schedule.slots[1:4])
+
+
+def test_a_leaf_s_span_is_its_range_where_it_has_one_of_its_own() -> None:
+    plan = trip([{"days": 2}, {"days": 3}])
+    kyoto = plan.nodes[plan.root.children[1]] if plan.root else None
+    assert kyoto is not None
+    arashiyama = plan.nodes[kyoto.children[1]]
+    assert span_of(plan, arashiyama.id) == Span("days", 7, 9, 9)
+    assert span_of(plan, kyoto.id) == Span("days", 6, 9, 9)
+    assert span_of(plan, "nowhere") is None
+    shared = trip([{}, {"city": "Tokyo"}, {}])  # states no days: no range of its own
+    tokyo = shared.nodes[shared.root.children[0]] if shared.root else None
+    assert tokyo is not None and span_of(shared, tokyo.children[0]) is None
+    uneven = trip([{"days": 2}, {"days": 2}, {"days": 2}])  # do not add up: no range
+    tokyo = uneven.nodes[uneven.root.children[0]] if uneven.root else None
+    assert tokyo is not None and span_of(uneven, tokyo.children[0]) is None
 
 
 def test_a_part_that_alone_lacks_the_fact_is_noted() -> None:

@@ -186,12 +186,14 @@ def date_span(text: str) -> tuple[str, str, int] | None:
     return found[first], found[last], last - first + 1
 
 
-def contradicted_facts(text: str, facts: Facts) -> list[str]:
+def contradicted_facts(text: str, facts: Facts, span: tuple[str, int, int] | None = None) -> list[str]:
     """What a leaf's written result says that its facts rule out: a duration or an amount larger
     than the leaf's own ("3 days" or "Day 3" for a task with ``days: 2``; "EUR 900" for one with
     ``budget_eur: 300``), or calendar dates further apart than its days ("April 10" and "April
     18" for a task with ``days: 1``: :func:`date_span`). Smaller amounts are parts of the whole
-    and pass."""
+    and pass. ``span`` (field, first, last): the leaf's place in the plan's schedule; a day
+    label counts either from the task's start (Day 1, Day 2) or as the plan does (Day 6, Day 7
+    for days 6-7)."""
     problems: list[str] = []
     for key, value in facts.items():
         v, fu = numeric(value), fact_unit(key)
@@ -202,12 +204,15 @@ def contradicted_facts(text: str, facts: Facts) -> list[str]:
             if amount is not None and amount > v + 1e-9:
                 problems.append(f"it says {q.text!r} but the task has {key}: {fmt(v)}")
         if fu == "days":
+            plan_days = range(span[1], span[2] + 1) if span is not None and span[0] == key else range(0)
+            where = f" ({key} {plan_days[0]}-{plan_days[-1]} of the plan)" if plan_days else ""
             for m in _DAY_LABEL.finditer(text):
-                if int(m.group(1)) > v:
-                    problems.append(f"it plans {m.group(0)!r} but the task has {key}: {fmt(v)}")
-            span = date_span(text)
-            if span is not None and span[2] > v:
-                first, last, days = span
+                label = int(m.group(1))
+                if label > v and label not in plan_days:
+                    problems.append(f"it plans {m.group(0)!r} but the task has {key}: {fmt(v)}{where}")
+            dates = date_span(text)
+            if dates is not None and dates[2] > v:
+                first, last, days = dates
                 problems.append(
                     f"it plans {first!r} to {last!r} ({days} days) but the task has {key}: {fmt(v)}"
                 )

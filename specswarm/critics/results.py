@@ -95,6 +95,8 @@ class ResultTask:
     the stages beside its branch, the nodes planned before it."""
     ledger: Sequence[Written] = ()
     """The counted results of the leaves before this one, in tree order."""
+    span: tuple[str, int, int] | None = None
+    """The leaf's place in the plan's schedule: (field, first, last), e.g. ("days", 6, 7)."""
 
 
 def check_result(text: str, task: ResultTask) -> list[Check]:
@@ -104,7 +106,7 @@ def check_result(text: str, task: ResultTask) -> list[Check]:
         check_concrete(lines, task.task),
         check_on_task(lines, task.own, task.others),
         check_new(lines, task.ledger),
-        check_consistent(text, task.facts),
+        check_consistent(text, task.facts, task.span),
     ]
 
 
@@ -225,9 +227,10 @@ def check_new(lines: Sequence[str], ledger: Sequence[Written]) -> Check:
     return Check("new", score, True, f"no line repeats the {len(ledger)} results before it")
 
 
-def check_consistent(text: str, facts: Facts) -> Check:
-    """The result keeps to the leaf's facts (its days, its budget: :func:`contradicted_facts`)."""
-    broken = contradicted_facts(text, facts)
+def check_consistent(text: str, facts: Facts, span: tuple[str, int, int] | None = None) -> Check:
+    """The result keeps to the leaf's facts (its days, its budget; its day labels to its own or
+    its place in the schedule: :func:`contradicted_facts`)."""
+    broken = contradicted_facts(text, facts, span)
     if broken:
         return Check("consistent", 20, False, "; ".join(broken))
     return Check("consistent", 100, True, "keeps to its facts" if facts else "no facts to keep to")

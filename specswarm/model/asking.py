@@ -29,6 +29,7 @@ from specswarm.model.splits import split_constraints, split_target
 from specswarm.model.subject import Subject
 from specswarm.spec import Constraint, GoalSpec, ModelSettings, TokenLimits
 from specswarm.spec.language import plan_language
+from specswarm.spec.prompt_catalogue import NO_SPAN
 
 Kind = Literal["decompose", "refine", "score", "execute", "summarize"]
 """A model task; each has a prompt template and a token limit in the spec."""
@@ -77,6 +78,8 @@ class Ask:
     """(execute) the board's checks ``previous`` failed (concrete, on_task, new, consistent)."""
     previous: str = ""
     """(execute) the rejected result this one writes again."""
+    span: Mapping[str, Any] | None = None
+    """(execute, judged) the leaf's place in the plan's schedule: field, start, end, total."""
     children: Sequence[Mapping[str, Any]] = ()
     """(summarize) the node's children: title, detail, facts, leaf, and text (a leaf's counted
     result, a split child's summary)."""
@@ -132,6 +135,7 @@ class Ask:
             "failed": list(self.failed),
             "previous": self.previous,
             "children": [dict(c) for c in self.children],
+            "span": dict(self.span) if self.span else dict(NO_SPAN),
         }
 
 

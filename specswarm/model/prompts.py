@@ -17,7 +17,7 @@ over a ``---`` separator line because goal or context text may itself contain
 such a line.
 
 What each task's template sees is catalogued in
-:data:`specswarm.spec.prompting.TASK_VARIABLES`; :mod:`specswarm.model.asking` builds
+:data:`specswarm.spec.prompt_catalogue.TASK_VARIABLES`; :mod:`specswarm.model.asking` builds
 the values (``Ask.context``) and :func:`render_task_prompt` passes exactly that
 task's names. A template that fails on real data raises
 :class:`~specswarm.errors.PromptTemplateError` (exit 2; not a ModelError: the spec is
@@ -30,7 +30,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specswarm.spec.prompting import TASK_VARIABLES, render
+from specswarm.spec.prompt_catalogue import TASK_VARIABLES
+from specswarm.spec.prompting import render
 
 
 def _tidy(text: str) -> str:

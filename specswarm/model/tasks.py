@@ -27,9 +27,9 @@ use the settings of the role that runs the task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
 from specswarm.critics.results import Written
@@ -323,6 +323,7 @@ def execute_judged(
     critique: Sequence[str] = (),
     failed: Sequence[str] = (),
     previous: str = "",
+    span: Mapping[str, Any] | None = None,
     counts: TaskCounts | None = None,
     attempt: int = 0,
     failure: str = "",
@@ -331,7 +332,8 @@ def execute_judged(
     (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
     holds (``planned``: the ledger) and, writing a rejected result again, its text
     (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
-    (``failed``). The result is judged by the
+    (``failed``); ``span``: where the leaf stands in the plan's schedule (field, start, end,
+    total), so its lines number days as the plan does. The result is judged by the
     scorers, not here: one answer (asked again only when it cannot be parsed). ``attempt`` and
     ``failure`` as for :func:`execute`."""
     tally = counts if counts is not None else TaskCounts()
@@ -346,6 +348,7 @@ def execute_judged(
         critique=critique,
         failed=failed,
         previous=previous,
+        span=span,
     )
     parse = partial(parse_execution, goal=spec.goal)
     return _attempts(model, "execute", ask, parse, tally, attempt * (MAX_RETRIES + 1), failure)

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 
 from specswarm.critics.results import ResultTask, Written
 from specswarm.critics.shingles import Weights, cosine, item_lines, shingles
+from specswarm.plan.schedule import span_of
 from specswarm.plan.views import ROOT, NodeView, Plan
 
 
@@ -120,7 +121,9 @@ def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
     spec = plan.spec
     task = " ".join([spec.goal, spec.context] if spec else [])
     task += " " + " ".join(_said(a) for a in [*path, leaf])
-    return ResultTask(leaf.facts, task, own_text(plan, leaf), others, tuple(ledger(plan, leaf)))
+    placed = span_of(plan, leaf.id)
+    span = (placed.field, placed.start, placed.end) if placed is not None else None
+    return ResultTask(leaf.facts, task, own_text(plan, leaf), others, tuple(ledger(plan, leaf)), span)
 
 
 PLANNED_LEAVES = 6

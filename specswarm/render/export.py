@@ -1,7 +1,7 @@
 """Render a folded :class:`~specswarm.plan.fold.Plan` as Markdown, JSON or a software spec.
 
 * ``json`` is ``Plan.to_json()`` with sorted keys, plus ``schedule`` when the plan has one
-  (:mod:`specswarm.render.schedule`), checked against ``schemas/plan.schema.json`` (a failure
+  (:mod:`specswarm.plan.schedule`), checked against ``schemas/plan.schema.json`` (a failure
   there is a bug in specswarm, not in the run). Neither digest covers the schedule: it is
   computed from the content they cover.
 * ``markdown`` and ``spec`` are Jinja2 templates (``templates/plan.md.j2`` and
@@ -58,11 +58,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from specswarm.errors import TemplateError
+from specswarm.plan.schedule import schedules_json
 from specswarm.plan.views import Plan
 from specswarm.render.content import content_context
 from specswarm.render.content import content_only as content_only_data
 from specswarm.render.filters import FILTERS, fenced_lines
-from specswarm.render.schedule import schedules_json
 from specswarm.resources import load_schema, template_dir
 from specswarm.spec.language import plan_language
 

@@ -1,10 +1,11 @@
-"""Prompt templates: the variables each task's template sees, and the one renderer.
+"""Prompt templates: the one renderer, and the checks a spec's templates get when it loads.
 
-:data:`TASK_VARIABLES` is the catalogue: per task, the names its template is given at run
-time. The model layer builds the values (``specswarm.model.tasks``) and passes exactly these
-names (``specswarm.model.prompts.render_task_prompt`` selects them); ``tests/test_prompting.py``
-proves that every task's real context has these names and the shapes of
-:func:`sample_contexts`, so the two cannot drift apart.
+The catalogue of what each task's template is given (:data:`TASK_VARIABLES`) and its sample
+values (:func:`sample_contexts`) live in :mod:`specswarm.spec.prompt_catalogue`. The model
+layer builds the values (``specswarm.model.tasks``) and passes exactly these names
+(``specswarm.model.prompts.render_task_prompt`` selects them); ``tests/test_prompting.py``
+proves that every task's real context has these names and the shapes of the samples, so the
+two cannot drift apart.
 
 :func:`render` is the one renderer (sandboxed, ``StrictUndefined``): the loader renders
 every template on the samples with it (:func:`template_problem`), the model layer on real
@@ -14,7 +15,6 @@ template's line, e.g. ``'travellers' is undefined in prompts.decompose:3 (availa
 
 from __future__ import annotations
 
-import copy
 import difflib
 import traceback
 from collections.abc import Mapping, Sequence
@@ -26,162 +26,12 @@ from jinja2 import meta, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
 from specswarm.errors import PromptTemplateError
-from specswarm.spec.values import TASKS, Constraint
-
-_SPLIT = ("limits", "constraints", "fact_fields", "is_last_level")
-TASK_VARIABLES: dict[str, tuple[str, ...]] = {
-    "decompose": ("goal", "context", "language", "node", "ancestors", "siblings", "strategy", *_SPLIT),
-    "refine": (
-        "goal",
-        "context",
-        "language",
-        "node",
-        "ancestors",
-        "siblings",
-        "strategy",
-        "proposal",
-        "critiques",
-        *_SPLIT,
-    ),
-    "score": ("goal", "context", "language", "node", "ancestors", "proposal", "lens", *_SPLIT),
-    "execute": (
-        "goal",
-        "context",
-        "language",
-        "node",
-        "leaf",
-        "ancestors",
-        "siblings",
-        "avoid",
-        "vague",
-        "judged",
-        "planned",
-        "critique",
-        "failed",
-        "previous",
-    ),
-    "summarize": ("goal", "context", "language", "node", "ancestors", "children"),
-}
-"""Task -> the variables its prompt template is given (docs/how-to/prompt-templates.md and the
-schema's ``prompts`` descriptions say what each one holds)."""
+from specswarm.spec.prompt_catalogue import TASK_VARIABLES, sample_contexts
+from specswarm.spec.values import TASKS
 
 BLOCKS = ("system", "prompt")
 """The blocks a template may split its two chat turns with (see ``specswarm.model.prompts``)."""
 _NEEDS_PROMPT = "a template with a 'system' block needs a 'prompt' block too"
-
-_ROOT = {"id": "root", "title": "Plan a two-week trip to Japan", "detail": "", "depth": 0, "facts": {}}
-_STEP = {
-    "id": "3f5a0c1b2d4e6f70.1",
-    "title": "Kyoto (4 days)",
-    "detail": "temples, gardens and a day trip to Nara",
-    "depth": 1,
-    "facts": {"days": 4},
-}
-_NODE = {
-    "id": "8c2e4a6b0d1f3e57.0",
-    "title": "Higashiyama temples (1 day)",
-    "detail": "Kiyomizu-dera early, then Ninenzaka",
-    "depth": 2,
-    "facts": {"days": 1},
-}
-_SIBLING = {**_NODE, "id": "8c2e4a6b0d1f3e57.1", "title": "Arashiyama (1 day)", "detail": "bamboo grove"}
-_BARE_LEAF = {"id": "3f5a0c1b2d4e6f70.0", "title": "Book the flights", "detail": "", "depth": 1, "facts": {}}
-
-_RICH: dict[str, Any] = {
-    "goal": _ROOT["title"],
-    "language": "Write in Hindi, the language of the goal.",
-    "context": "Two adults, first visit, mid-April, about EUR 4000",
-    "node": _NODE,
-    "leaf": _NODE,
-    "ancestors": [_ROOT, _STEP],
-    "siblings": [_SIBLING],
-    "strategy": "by geography",
-    "critiques": ["overlap: 'Temples' and 'Kyoto temples' are about the same place"],
-    "constraints": [
-        Constraint("sum", field="days", total=14, applies_to="root").to_json(),
-        Constraint("mention", terms=("Tokyo", "Kyoto"), applies_to="root").to_json(),
-        Constraint("forbid", terms=("cruise",), applies_to="all").to_json(),
-    ],
-    "limits": {"min_children": 2, "max_children": 6, "target": 4},
-    "is_last_level": True,
-    "fact_fields": ["days"],
-    "proposal": [
-        {"title": "Kiyomizu-dera", "detail": "at 8:00", "leaf": True, "facts": {"days": 1}},
-        {"title": "Gion at dusk", "detail": "", "leaf": False, "facts": {}},
-    ],
-    "lens": {"name": "feasibility", "question": "Can each part be done as planned, in the time it has?"},
-    "avoid": ["Kiyomizu-dera at 8:00, before the tour buses"],
-    "vague": True,
-    "judged": True,
-    "planned": [
-        {
-            "title": "Fushimi Inari (1 day)",
-            "lines": ["06:30 the torii gates before the crowds", "Inari sushi, 600 JPY"],
-        }
-    ],
-    "critique": ["concrete: 3 item lines, 120 characters: write at least 5 lines and 200 characters"],
-    "failed": ["concrete"],
-    "previous": "- Visit the temples of Higashiyama",
-    "children": [
-        {
-            "title": _NODE["title"],
-            "detail": _NODE["detail"],
-            "facts": _NODE["facts"],
-            "leaf": True,
-            "text": "- 08:00 Kiyomizu-dera before the tour buses\n- 10:30 Ninenzaka",
-        },
-        {
-            "title": _SIBLING["title"],
-            "detail": _SIBLING["detail"],
-            "facts": _SIBLING["facts"],
-            "leaf": False,
-            "text": "A morning in the bamboo grove, then the river by boat.",
-        },
-    ],
-}
-"""One value per variable, every optional one present (nested facts, siblings, critiques...)."""
-
-_SPLIT_BARE = {
-    "context": "",
-    "language": "",
-    "node": _ROOT,
-    "ancestors": [],
-    "constraints": [],
-    "fact_fields": [],
-}
-_BARE: dict[str, dict[str, Any]] = {
-    "decompose": {**_SPLIT_BARE, "language": "", "siblings": [], "is_last_level": False},
-    "refine": {**_SPLIT_BARE, "language": "", "siblings": [], "is_last_level": False, "critiques": []},
-    "score": {**_SPLIT_BARE, "language": "", "is_last_level": False},
-    "execute": {
-        "context": "",
-        "language": "",
-        "node": _BARE_LEAF,
-        "leaf": _BARE_LEAF,
-        "ancestors": [_ROOT],
-        "siblings": [],
-    }
-    | {"avoid": [], "vague": False, "judged": False, "planned": []}
-    | {"critique": [], "failed": [], "previous": ""},
-    "summarize": {
-        "context": "",
-        "language": "",
-        "node": _ROOT,
-        "ancestors": [],
-        "children": [
-            {"title": "Book the flights", "detail": "", "facts": {}, "leaf": True, "text": "- Book"}
-        ],
-    },
-}
-"""Per task, the values that can be empty at run time, empty (the root node, no siblings...)."""
-
-
-def sample_contexts(task: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Two representative contexts for ``task``'s template: every optional value present, and
-    every value that may be empty at run time empty. Both have exactly :data:`TASK_VARIABLES`."""
-    rich = {name: _RICH[name] for name in TASK_VARIABLES[task]}
-    return copy.deepcopy(rich), copy.deepcopy(rich | _BARE[task])  # a template may mutate its data
-
 
 # --------------------------------------------------------------------------- rendering
 

@@ -205,6 +205,22 @@ def test_a_result_its_facts_rule_out_is_named() -> None:
     assert not contradicted_facts("- Day 9 of the trip", {"guests": 2})
 
 
+def test_day_labels_may_count_as_the_schedule_does() -> None:
+    from specswarm.critics import contradicted_facts
+
+    text = "- Day 6: Fushimi Inari at 7 am\n- Day 7: Arashiyama bamboo grove"
+    assert contradicted_facts(text, {"days": 2}) == [
+        "it plans 'Day 6' but the task has days: 2",
+        "it plans 'Day 7' but the task has days: 2",
+    ]
+    assert not contradicted_facts(text, {"days": 2}, ("days", 6, 7))  # its days 6-7 of the plan
+    assert not contradicted_facts("- Day 1: Gion\n- Day 2: Nara", {"days": 2}, ("days", 6, 7))
+    assert contradicted_facts("- Day 5: Gion\n- Day 6: Nara", {"days": 2}, ("days", 6, 7)) == [
+        "it plans 'Day 5' but the task has days: 2 (days 6-7 of the plan)"
+    ]
+    assert contradicted_facts(text, {"days": 2}, ("weeks", 6, 7))  # another field's schedule
+
+
 @pytest.mark.parametrize(
     ("text", "days", "said"),
     [

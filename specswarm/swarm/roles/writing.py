@@ -15,6 +15,7 @@ one (the best rejected one, once the revisions are used up).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ import trio
 
 from specswarm.critics import repeats_of
 from specswarm.plan.ledger import elsewhere, ready_to_write, result_in_turn
+from specswarm.plan.schedule import span_of
 from specswarm.plan.views import NodeView, Plan, ResultView
 from specswarm.protocol.bodies import ResultBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of
@@ -113,6 +115,8 @@ class LeafWriter(ModelRole):
         critique = critique_lines(rejected) if rejected is not None else []
         failed = failed_checks(rejected) if rejected is not None else []
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
+        placed = span_of(plan, leaf.id)
+        span = dataclasses.asdict(placed) if placed is not None else None
         retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         # the n-th revision samples with a seed of its own: the same whoever writes it
         retry["attempt"] += sum(1 for r in leaf.results if r.status == "rejected")
@@ -129,6 +133,7 @@ class LeafWriter(ModelRole):
                 critique=critique,
                 failed=failed,
                 previous=rejected.output if rejected is not None else "",
+                span=span,
                 counts=node.counters.tasks,
                 **retry,
             ),

@@ -44,6 +44,8 @@ class Slot:
     """Last unit of its range (``start - 1`` when ``amount`` is 0); None with ``start``."""
     shared: bool
     """It states no value: its range is that of the node it belongs to."""
+    node: str = ""
+    """The node's id (not exported: the outline number names it)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,6 +133,28 @@ def schedules_json(plan: Plan) -> list[dict[str, Any]]:
     return [s.to_json() for s in schedules(plan)]
 
 
+@dataclass(frozen=True)
+class Span:
+    """Where one node stands in a schedule: units ``start``..``end`` of ``total``."""
+
+    field: str
+    start: int
+    end: int
+    total: int | float
+
+
+def span_of(plan: Plan, node_id: str) -> Span | None:
+    """The range the first schedule that lays ``node_id`` out gives it (a node that states its
+    own value and whose siblings add up); None when no schedule does."""
+    for sched in schedules(plan):
+        for slot in sched.slots:
+            if slot.start is None or slot.end is None or slot.shared or slot.end < slot.start:
+                continue
+            if slot.node == node_id:
+                return Span(sched.field, slot.start, slot.end, sched.total)
+    return None
+
+
 def amount(node: NodeView, field: str) -> int | None:
     """The node's value of ``field`` when it is a whole number ≥ 0, else None."""
     value = node.facts.get(field)
@@ -172,18 +196,22 @@ class _Layout:
         cursor = start if fits else None
         for kid, kid_number, value in zip(kids, numbers, values, strict=True):
             if value is None:  # shares the node's range, and lays its parts out in it
-                slot = Slot(kid_number, kid.depth, kid.title, kid.leaf, None, start, end, True)
+                slot = Slot(kid_number, kid.depth, kid.title, kid.leaf, None, start, end, True, kid.id)
                 self.slots.append(slot)
                 self.parts(kid, kid_number, expected, start)
                 continue
             if cursor is None:
-                self.slots.append(Slot(kid_number, kid.depth, kid.title, kid.leaf, value, None, None, False))
+                self.slots.append(
+                    Slot(kid_number, kid.depth, kid.title, kid.leaf, value, None, None, False, kid.id)
+                )
                 self.parts(kid, kid_number, value, None)
                 continue
-            slot = Slot(kid_number, kid.depth, kid.title, kid.leaf, value, cursor, cursor + value - 1, False)
+            slot = Slot(
+                kid_number, kid.depth, kid.title, kid.leaf, value, cursor, cursor + value - 1, False, kid.id
+            )
             self.slots.append(slot)
             self.parts(kid, kid_number, value, cursor)
             cursor += value
 
 
-__all__ = ["Note", "Schedule", "Slot", "amount", "schedules", "schedules_json"]
+__all__ = ["Note", "Schedule", "Slot", "Span", "amount", "schedules", "schedules_json", "span_of"]
