@@ -341,3 +341,23 @@ def test_a_title_written_as_a_path_from_the_goal_is_its_last_step() -> None:
     assert bare_title(path) == "Weekly long runs (3 weeks)"
     assert bare_title("Tokyo > Describe how to ride the metro") == "Ride the metro"
     assert bare_title("Compare A>B pricing") == "Compare A>B pricing"
+
+
+def test_a_full_width_colon_ends_the_title() -> None:
+    got = parse(
+        """\
+        - 第一天：东京，浅草寺和上野公园
+        - 第二天：京都。
+          参观金阁寺。
+        - 装备采购；根据预算购买咖啡机
+        - 設計と改装：
+        """,
+        parent_title="日本旅行",
+        goal="日本旅行",
+    )
+    assert got == [
+        Child("第一天", "东京，浅草寺和上野公园"),
+        Child("第二天", "京都。 参观金阁寺。"),
+        Child("装备采购", "根据预算购买咖啡机"),
+        Child("設計と改装"),
+    ]

@@ -1,6 +1,8 @@
 """Evidence that two items are about the same thing: the content terms they share, weighed by
 kind (a name 1.0; a weak name or a common word 0.5), by where they are (title or detail), and
-halved for endpoints of a movement and for frames (see :func:`evidence`)."""
+halved for endpoints of a movement and for frames (see :func:`evidence`). A run of letters of a
+script written without spaces (:mod:`.scripts`) is one term keyed by its character units; two
+such runs share a word's worth for every :data:`~.scripts.GRAM` letters their shared units hold."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass
 
 from specswarm.critics.items import Item, Relative
 from specswarm.critics.quantities import numeric
+from specswarm.critics.scripts import GRAM, grams, spaced_part, stretches, unspaced_runs, unspaced_units
 from specswarm.critics.terms import (
     ACTION_STEMS,
     CLAUSE_SPLIT,
@@ -42,7 +45,7 @@ def frame_keys(title: str, lex: Lexicon) -> set[str]:
     """Keys of the modifiers in a title's items: every term of a multi-term item but its last
     (the head, in English): "Kyoto temples and gardens" -> {kyoto}; "Sync file layout" ->
     {sync, file}. A child that is nothing but these is the parent's frame, not a part of it."""
-    text = re.sub(r"\([^)]*\)", " ", title)
+    text = re.sub(r"\([^)]*\)", " ", spaced_part(title))
     out: set[str] = set()
     for clause in CLAUSE_SPLIT.split(text):
         for part in _LIST_SPLIT.split(clause):
@@ -56,7 +59,7 @@ def topic_keys(title: str, lex: Lexicon) -> set[str]:
     """Keys of the terms that are a whole item of a title's list of topics: "Lists and
     dictionaries" -> {list, dictionary}; "Book the venue and date" -> {venue, date};
     "Decorate the venue" -> {} (the venue is the object of an activity, not a topic)."""
-    text = re.sub(r"\([^)]*\)", " ", title)
+    text = re.sub(r"\([^)]*\)", " ", spaced_part(title))
     out: set[str] = set()
     for clause in CLAUSE_SPLIT.split(text):
         for part in _LIST_SPLIT.split(clause):
@@ -71,35 +74,50 @@ def fact_text(item: Item) -> str:
     return "; ".join(str(v) for v in item.facts.values() if isinstance(v, str) and numeric(v) is None)
 
 
+def run_terms(text: str, *, in_title: bool) -> list[Term]:
+    """A common term for each run of letters of a script written without spaces in ``text``
+    (:func:`~.scripts.unspaced_runs`), keyed by its character units (:func:`~.scripts.grams`)."""
+    return [
+        Term(frozenset(grams(run)), run, "common", in_title, False, unspaced=True)
+        for run in unspaced_runs(text)
+    ]
+
+
 def item_terms(item: Item, lex: Lexicon) -> list[Term]:
-    """Terms of an item's title (names and common words) and detail (names only); string
-    facts (``city: "Kyoto"``) count as detail."""
+    """Terms of an item's title (names and common words, and its runs of letters of scripts
+    written without spaces, :func:`run_terms`) and detail (names only); string facts (``city:
+    "Kyoto"``) count as detail. The words around such runs are read as if the runs were spaces
+    (a name in Latin letters inside a Chinese sentence is a name)."""
     topics = topic_keys(item.title, lex)
     titled = [
         Term(t.keys, t.surface, t.kind, t.in_title, t.endpoint, bool(t.keys & topics))
-        for t in extract_terms(item.title, lex, in_title=True)
+        for t in extract_terms(spaced_part(item.title), lex, in_title=True)
     ]
     return (
         titled
-        + extract_terms(item.detail, lex, in_title=False, commons=False)
-        + extract_terms(fact_text(item), lex, in_title=False, commons=False, values=True)
+        + run_terms(item.title, in_title=True)
+        + extract_terms(spaced_part(item.detail), lex, in_title=False, commons=False)
+        + extract_terms(spaced_part(fact_text(item)), lex, in_title=False, commons=False, values=True)
     )
 
 
 def title_keys(title: str, lex: Lexicon) -> set[str]:
-    """Every key of the content terms of a title."""
-    keys: set[str] = set()
-    for t in extract_terms(drop_aliases(title), lex, in_title=True):
+    """Every key of the content terms of a title (the units of its runs of letters of scripts
+    written without spaces among them)."""
+    text = drop_aliases(title)
+    keys: set[str] = unspaced_units(text)
+    for t in extract_terms(spaced_part(text), lex, in_title=True):
         keys |= t.keys
     return keys
 
 
 def context_keys(titles: Iterable[str], lex: Lexicon) -> set[str]:
-    """Stems of every word of the given titles (a parent's or an ancestor's words are the
-    split's context, not evidence of overlap)."""
+    """Stems of every word, and units of every run of letters of a script written without
+    spaces, of the given titles (a parent's or an ancestor's words are the split's context, not
+    evidence of overlap)."""
     out: set[str] = set()
     for title in titles:
-        for m in TOKEN.finditer(title or ""):
+        for m in TOKEN.finditer(spaced_part(title or "")):
             for part in DASH.split(plain(m.group(0))):
                 if part:
                     out.add(stem(part))
@@ -122,7 +140,7 @@ def strip_terms(terms: Iterable[Term], drop: set[str]) -> list[Term]:
     for t in terms:
         keys = t.keys - drop
         if keys:
-            out.append(Term(frozenset(keys), t.surface, t.kind, t.in_title, t.endpoint, t.topic))
+            out.append(Term(frozenset(keys), t.surface, t.kind, t.in_title, t.endpoint, t.topic, t.unspaced))
     return out
 
 
@@ -167,7 +185,7 @@ def evidence(
     pairs: list[tuple[float, Term, Term]] = []
     for x in a:
         for y in b:
-            if not (x.keys & y.keys):
+            if not (x.keys & y.keys) or x.unspaced != y.unspaced:
                 continue
             kinds = {x.kind, y.kind}
             if kinds == {"name"} or (x.topic and y.topic):
@@ -184,22 +202,43 @@ def evidence(
                 w *= W_ENDPOINT
             if x.in_title and y.in_title and (name_frame if kinds == {"name"} else common_frame):
                 w *= W_FRAME
-            pairs.append((w, x, y))
+            pairs.append((w * _words_shared(x, y, x.keys & y.keys), x, y))
     pairs.sort(key=lambda p: -p[0])
     used_a: set[str] = set()
     used_b: set[str] = set()
     total = 0.0
     shared: list[str] = []
     for w, x, y in pairs:
-        if x.keys & used_a or y.keys & used_b:
-            continue
-        used_a |= x.keys
-        used_b |= y.keys
-        total += w
-        surface = x.surface if x.kind != "common" or y.kind == "common" else y.surface
-        if surface not in shared:
-            shared.append(surface)
+        if x.unspaced:
+            # two runs: each shared unit counts once, the rest of either run stays free
+            units = (x.keys & y.keys) - used_a - used_b
+            if not units:
+                continue
+            used_a |= units
+            used_b |= units
+            total += w * _words_shared(x, y, units) / _words_shared(x, y, x.keys & y.keys)
+            surfaces = stretches(x.surface, units)
+        else:
+            if x.keys & used_a or y.keys & used_b:
+                continue
+            used_a |= x.keys
+            used_b |= y.keys
+            total += w
+            surfaces = [x.surface if x.kind != "common" or y.kind == "common" else y.surface]
+        for surface in surfaces:
+            if surface not in shared:
+                shared.append(surface)
     return Evidence(total, tuple(shared))
+
+
+def _words_shared(x: Term, y: Term, units: set[str] | frozenset[str]) -> float:
+    """Words' worth two terms share: 1 for words; for two runs of letters of a script written
+    without spaces, the letters ``units`` hold in the run where they hold fewer, a word per
+    :data:`~.scripts.GRAM` letters."""
+    if not x.unspaced:
+        return 1.0
+    held = min(sum(map(len, stretches(run, units))) for run in (x.surface, y.surface))
+    return held / GRAM
 
 
 def same_terms(a: Sequence[Term], b: Sequence[Term], *, within: bool = False) -> bool:
@@ -214,7 +253,9 @@ def same_terms(a: Sequence[Term], b: Sequence[Term], *, within: bool = False) ->
 
 
 def lexicon_of(parent: Item, children: Sequence[Item], relatives: Sequence[Relative | Item] = ()) -> Lexicon:
+    """The :class:`~.terms.Lexicon` of the titles and details of a split and its relatives, the
+    letters of scripts written without spaces read as spaces (:func:`~.scripts.spaced_part`)."""
     texts: list[str] = [parent.title, parent.detail]
     for it in [*children, *relatives]:
         texts += [it.title, it.detail]
-    return Lexicon.of(texts)
+    return Lexicon.of(map(spaced_part, texts))

@@ -29,6 +29,7 @@ from specswarm.critics.items import (
     join_words,
     label,
 )
+from specswarm.critics.scripts import stretches
 from specswarm.critics.terms import Lexicon, extract_terms, stem
 from specswarm.critics.titles import contains_title, denumbered, numbered_alike, same_title
 from specswarm.critics.words import RESTATING
@@ -116,8 +117,10 @@ def check_overlap(
     every = split_boilerplate(children, lex) - context_keys([parent.title], lex)
     theme: list[str] = []
     for t in item_terms(children[0], lex) if children else []:
-        if t.keys & every and t.surface not in theme:
-            theme.append(t.surface)
+        # of a run of letters of a script written without spaces, only the letters shared
+        for surface in stretches(t.surface, t.keys & every) if t.unspaced else [t.surface]:
+            if t.keys & every and surface not in theme:
+                theme.append(surface)
     note = "no two children plan the same place, activity or component"
     if theme:
         note += f" (shared by every child, not counted: {', '.join(theme[:5])})"

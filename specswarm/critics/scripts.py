@@ -107,3 +107,25 @@ def cover(detail: str, title: str, said: set[str]) -> tuple[int, int, list[str]]
         if len(stretch) >= 2:
             missing.append(stretch)
     return covered, wanted, missing
+
+
+def stretches(run: str, units: set[str] | frozenset[str]) -> list[str]:
+    """The stretches of ``run`` whose letters some unit of ``units`` holds (a unit of the run
+    that is in ``units`` marks its letters), in order: ("咖啡机采购", {"咖啡", "啡机"}) ->
+    ["咖啡机"]."""
+    hit = [False] * len(run)
+    for i, g in enumerate(grams(run)):
+        if g in units:
+            for k in range(i, i + len(g)):
+                hit[k] = True
+    out: list[str] = []
+    stretch = ""
+    for ch, h in zip(run, hit, strict=True):
+        if h:
+            stretch += ch
+        elif stretch:
+            out.append(stretch)
+            stretch = ""
+    if stretch:
+        out.append(stretch)
+    return out

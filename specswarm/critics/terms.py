@@ -166,6 +166,10 @@ class Term:
     """The end of a movement ("to Tokyo" after "return"), not the subject."""
     topic: bool = False
     """A whole item of its title's list of topics ("dictionaries" in "Lists and dictionaries")."""
+    unspaced: bool = False
+    """A run of letters of a script written without spaces (:mod:`.scripts`): ``surface`` is the
+    run, ``keys`` its character units; two such terms share as many words as the letters their
+    shared units hold, a word per :data:`~.scripts.GRAM` letters."""
 
 
 def _word_kind(tok: str, initial: bool, lex: Lexicon, imperative: bool = False) -> Kind | None:

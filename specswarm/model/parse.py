@@ -48,7 +48,11 @@ _BULLET = re.compile(
         )(?P<body>.*\S)\s*$""",
     re.X | re.I,
 )
-_SEPARATORS = (": ", " — ", " – ", " - ", " -- ", " | ", "; ")
+_SEPARATORS = (": ", "：", " — ", " – ", " - ", " -- ", " | ", "; ", "；")
+"""Where a list item's title ends and its detail begins; the full-width colon and semicolon of
+Chinese and Japanese text need no space after them ("第一天：东京")."""
+_END_PUNCT = ".:;,。．：；，"
+"""Punctuation a title does not end with."""
 _LABEL = re.compile(r"^(?:step|part|phase|stage|item|option|task|point)\s*\d{1,2}$", re.I)
 # the answer format's own placeholder ("- Short title: one sentence of concrete detail") written back
 _FACT = re.compile(r"\(?\b([A-Za-z_]\w{0,30})\s*[:=]\s*(\d{1,6})\b\)?")
@@ -177,7 +181,7 @@ def _json_items(text: str) -> list[tuple[str, str, dict[str, int | str]]] | None
 def _join(pieces: list[str]) -> str:
     out = ""
     for piece in pieces:
-        if out and not re.search(r"[.!?:;,]$", out):
+        if out and not re.search(r"[.!?:;,。．！？：；，]$", out):
             out += "."
         out = f"{out} {piece}" if out else piece
     return out
@@ -220,7 +224,8 @@ def _line_items(text: str) -> list[tuple[str, str]]:
 
 
 def _split_title(item: str) -> tuple[str, str]:
-    """Split 'Title: detail', 'Title — detail', 'Title - detail'; labels like 'Step 2:' go."""
+    """Split 'Title: detail', 'Title：detail', 'Title — detail', 'Title - detail' at the first
+    separator (:data:`_SEPARATORS`); labels like 'Step 2:' go."""
     text = strip_markdown(item)
     for _ in range(2):
         best: tuple[int, str] | None = None
@@ -320,7 +325,7 @@ def parse_children(
     children: list[Child] = []
     dropped: list[str] = []
     for title, detail, facts in raw:
-        title = trim_words(bare_title(title.rstrip(".:;,")), MAX_TITLE)
+        title = trim_words(bare_title(title.rstrip(_END_PUNCT)), MAX_TITLE)
         detail = trim_words(detail, MAX_DETAIL)
         echo = FORMAT_ECHO.match(title)
         if echo or any(p and near_duplicate(title, p) for p in (parent_title, goal)):

@@ -677,3 +677,26 @@ def test_two_chinese_titles_are_not_the_same_title() -> None:
     again = [child("装备采购：购买咖啡机和冰箱"), child("实施培训")]
     note = check_repeats(parent, again, [stage]).note
     assert note.startswith('#1 "装备采购：购买咖啡机和冰箱" repeats the root stage')
+
+
+def test_chinese_siblings_overlap_by_the_letters_they_share() -> None:
+    # old: each Chinese title was one word, so no two siblings shared anything
+    cafe = Child("开一家咖啡馆")
+    c = check_overlap(cafe, [child("装修材料采购"), child("装修材料运输"), child("员工培训")])
+    assert not c.passed and c.note.startswith('#1 "装修材料采购" and #2 "装修材料运输" both plan 装修材料:')
+    # two letters shared: a word's worth, graded below a split whose parts are apart
+    touching = check_overlap(cafe, [child("设计和装修"), child("装修材料采购"), child("员工培训")])
+    assert touching.passed and touching.score == 85 and "share 装修 (0.50 of 1.00)" in touching.note
+    # what the parent's title says is context, not overlap
+    assert check_overlap(Child("装修材料"), [child("装修材料采购"), child("装修材料运输")]).score == 100
+    buy = check_overlap(cafe, [child("购买咖啡机"), child("购买烤面包机"), child("购买冰箱")])
+    assert buy.passed and buy.note.endswith("(shared by every child, not counted: 购买)")
+
+
+def test_a_chinese_child_repeating_a_stage_by_its_letters_fails_repeats() -> None:
+    stage = critics.Relative("设计和装修：墙面、地面和家具", "sibling", depth=1, parent_title="开一家咖啡馆")
+    split = [child("装修和布置：墙面、地面、家具摆放"), child("实施培训")]
+    note = check_repeats(Child("员工培训"), split, [stage], parent_depth=1).note
+    assert note.startswith(
+        '#1 "装修和布置：墙面、地面、家具摆放" repeats the root stage "设计和装修：墙面、地面和家具"'
+    )

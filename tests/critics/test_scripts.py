@@ -3,7 +3,7 @@ read as character bigrams, and how much of a detail a text mentions."""
 
 from __future__ import annotations
 
-from specswarm.critics.scripts import cover, spaced_part, unspaced_runs, unspaced_units, word_count
+from specswarm.critics.scripts import cover, spaced_part, stretches, unspaced_runs, unspaced_units, word_count
 
 
 def test_runs_end_at_digits_punctuation_and_spaced_scripts() -> None:
@@ -24,3 +24,8 @@ def test_cover_counts_letters_of_the_detail_the_children_mention() -> None:
     covered, wanted, missing = cover("预算三十万元人民币，包括装修、设备和员工培训", "开咖啡馆", said)
     assert (covered, wanted) == (10, 20)
     assert missing == ["人民币", "包括", "和员工培训"]
+
+
+def test_stretches_are_the_letters_some_unit_holds() -> None:
+    assert stretches("购买咖啡机和冰箱", {"咖啡", "啡机", "冰箱"}) == ["咖啡机", "冰箱"]
+    assert stretches("员工培训", {"员工"}) == ["员工"]
