@@ -99,6 +99,8 @@ def test_a_leaf_s_span_is_its_range_where_it_has_one_of_its_own() -> None:
     assert span_of(plan, arashiyama.id) == Span("days", 7, 9, 9)
     assert span_of(plan, kyoto.id) == Span("days", 6, 9, 9)
     assert span_of(plan, "nowhere") is None
+    assert Span("days", 7, 9, 9).labels == ["Day 7", "Day 8", "Day 9"]
+    assert Span("Stunden", 3, 3, 8).labels == ["Stunden 3"] and Span("weeks", 1, 2, 8).labels[1] == "Week 2"
     shared = trip([{}, {"city": "Tokyo"}, {}])  # states no days: no range of its own
     tokyo = shared.nodes[shared.root.children[0]] if shared.root else None
     assert tokyo is not None and span_of(shared, tokyo.children[0]) is None

@@ -142,6 +142,14 @@ class Span:
     end: int
     total: int | float
 
+    @property
+    def labels(self) -> list[str]:
+        """How a line names each of its units: "Day 6", "Day 7" for days 6-7 (a field named in
+        the plural with a trailing "s" loses it; any other name is used as it is)."""
+        unit = self.field[:-1] if len(self.field) > 2 and self.field.endswith("s") else self.field
+        unit = unit[:1].upper() + unit[1:]
+        return [f"{unit} {n}" for n in range(self.start, self.end + 1)]
+
 
 def span_of(plan: Plan, node_id: str) -> Span | None:
     """The range the first schedule that lays ``node_id`` out gives it (a node that states its
