@@ -101,6 +101,24 @@ def test_a_leaf_s_span_is_its_range_where_it_has_one_of_its_own() -> None:
     assert span_of(plan, "nowhere") is None
     assert Span("days", 7, 9, 9).labels == ["Day 7", "Day 8", "Day 9"]
     assert Span("Stunden", 3, 3, 8).labels == ["Stunden 3"] and Span("weeks", 1, 2, 8).labels[1] == "Week 2"
+    assert [Span("days", 1, n, 14).lines for n in (1, 2, 3, 5)] == [6, 3, 2, 2]
+
+
+def test_the_execute_prompt_asks_for_the_schedule_s_day_labels() -> None:
+    from specswarm.model.prompts import render_task_prompt
+    from specswarm.resources import template_dir
+    from specswarm.spec.prompt_catalogue import sample_contexts
+
+    template = (template_dir() / "prompts" / "execute.j2").read_text()
+    rich, sparse = sample_contexts("execute")
+    rich["span"] = Span("days", 6, 7, 14).to_prompt()
+    _, prompt = render_task_prompt("execute", template, rich)
+    assert (
+        'days 6 to 7 of 14: write 3 lines for each of its days, each starting with "- Day 6:" or "- Day 7:"'
+        in prompt
+    )
+    _, prompt = render_task_prompt("execute", template, sparse)
+    assert "schedule" not in prompt
     shared = trip([{}, {"city": "Tokyo"}, {}])  # states no days: no range of its own
     tokyo = shared.nodes[shared.root.children[0]] if shared.root else None
     assert tokyo is not None and span_of(shared, tokyo.children[0]) is None

@@ -150,6 +150,22 @@ class Span:
         unit = unit[:1].upper() + unit[1:]
         return [f"{unit} {n}" for n in range(self.start, self.end + 1)]
 
+    @property
+    def lines(self) -> int:
+        """Lines to ask for each unit: six in all for one unit, at least two each for more."""
+        return max(2, math.ceil(6 / max(1, self.end - self.start + 1)))
+
+    def to_prompt(self) -> dict[str, Any]:
+        """The ``span`` an execute prompt template is given."""
+        return {
+            "field": self.field,
+            "start": self.start,
+            "end": self.end,
+            "total": self.total,
+            "labels": self.labels,
+            "lines": self.lines,
+        }
+
 
 def span_of(plan: Plan, node_id: str) -> Span | None:
     """The range the first schedule that lays ``node_id`` out gives it (a node that states its

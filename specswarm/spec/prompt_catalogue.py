@@ -12,7 +12,7 @@ from typing import Any
 from specswarm.spec.values import Constraint
 
 _SPLIT = ("limits", "constraints", "fact_fields", "is_last_level")
-NO_SPAN: dict[str, Any] = {"field": "", "start": 0, "end": 0, "total": 0, "labels": []}
+NO_SPAN: dict[str, Any] = {"field": "", "start": 0, "end": 0, "total": 0, "labels": [], "lines": 0}
 """(execute) ``span`` of a leaf the plan's schedule gives no range of its own."""
 TASK_VARIABLES: dict[str, tuple[str, ...]] = {
     "decompose": ("goal", "context", "language", "node", "ancestors", "siblings", "strategy", *_SPLIT),
@@ -105,7 +105,7 @@ _RICH: dict[str, Any] = {
     "critique": ["concrete: 3 item lines, 120 characters: write at least 5 lines and 200 characters"],
     "failed": ["concrete"],
     "previous": "- Visit the temples of Higashiyama",
-    "span": {"field": "days", "start": 6, "end": 7, "total": 14, "labels": ["Day 6", "Day 7"]},
+    "span": {"field": "days", "start": 6, "end": 7, "total": 14, "labels": ["Day 6", "Day 7"], "lines": 3},
     "children": [
         {
             "title": _NODE["title"],

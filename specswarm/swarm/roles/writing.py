@@ -15,7 +15,6 @@ one (the best rejected one, once the revisions are used up).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
@@ -116,7 +115,7 @@ class LeafWriter(ModelRole):
         failed = failed_checks(rejected) if rejected is not None else []
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
         placed = span_of(plan, leaf.id)
-        span = {**dataclasses.asdict(placed), "labels": placed.labels} if placed is not None else None
+        span = placed.to_prompt() if placed is not None else None
         retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         # the n-th revision samples with a seed of its own: the same whoever writes it
         retry["attempt"] += sum(1 for r in leaf.results if r.status == "rejected")
