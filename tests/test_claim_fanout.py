@@ -290,3 +290,64 @@ def test_a_claimant_in_a_swarm_whose_round_exceeds_the_claim_timeout_is_not_supe
     assert r.converged and r.share_final == 1.0, (r.seconds, r.kinds)
     leaves = len(r.plan.leaves()) if r.plan else 0
     assert r.kinds["result"] == leaves and r.kinds["claim"] <= 2 * leaves, r.kinds
+
+
+class SwarmNode(FakeNode):
+    """A node whose plan holds the claims its executor publishes (signed by ``who``)."""
+
+    def __init__(self, sw: Swarm, who: Any) -> None:
+        super().__init__(who.peer_id, fold(sw.events))
+        self.sw, self.who = sw, who
+        self.counters = SimpleNamespace(results_withheld=0)
+
+    async def publish(self, body: Any) -> Any:
+        self.published.append(body)
+        event = self.sw.claim(self.who, body.leaf, body.supersedes)
+        self._plan = fold(self.sw.events)
+        return event
+
+
+def _claims_while_settling(run_seconds: float | None, took: float = 0.01, quick: bool = False) -> list[float]:
+    """One executor, three leaves of one split; its role loop (acts in a row, claims settling
+    in tasks of their own) for one and a half settle windows. Returns the virtual times at
+    which it started to write a leaf; ``run_seconds``: how long its leaves took so far (None:
+    it has written none), ``took``: how long each takes now, ``quick``: a scripted model's."""
+    sw = Swarm(spec=one_split_spec(scorers=1, executors=1), seed=3)
+    prop = sw.propose(sw.peers["decomposer"][0], ROOT, ["Porto", "Braga", "Faro"], leaf=True)
+    sw.vote(sw.peers["scorer"][0], prop, True, 80)
+    node = SwarmNode(sw, sw.peers["executor"][0])
+    ex = Executor(None, settle_seconds=SETTLE, claim_timeout=60.0, quick=quick)
+    ex.run_seconds = run_seconds
+    started: list[float] = []
+
+    async def execute(node: Any, plan: Plan, leaf: Any, claim_id: str) -> None:
+        started.append(trio.current_time())
+        await trio.sleep(took)
+        sw.result(node.who, leaf.id, next(e for e in sw.events if e.id == claim_id))
+        node._plan = fold(sw.events)
+        ex.executed += 1
+
+    ex._execute = execute  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            ex.background = nursery
+            with trio.move_on_after(1.5 * SETTLE):
+                while True:
+                    await ex.act(node, node.plan())  # type: ignore[arg-type]
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return started
+
+
+def test_an_executor_whose_leaves_are_quick_claims_the_next_while_one_settles() -> None:
+    """Two executors on japan (11 leaves, settle 1 s) took one window per leaf each, ~6 s in
+    all: quick leaves now settle side by side, each still written only after its own window."""
+    started = _claims_while_settling(run_seconds=0.01)
+    assert len(started) == 3 and all(t >= SETTLE for t in started)  # all in about one window
+    # until it has written a leaf, or when a leaf takes longer than a window: one at a time
+    assert len(_claims_while_settling(run_seconds=None)) == 1
+    assert len(_claims_while_settling(run_seconds=2 * SETTLE, took=2 * SETTLE)) == 1
+    assert len(_claims_while_settling(run_seconds=None, quick=True)) == 3  # a scripted model

@@ -142,9 +142,13 @@ def role_factory(
 
             url = model_url
             return make_role(
-                role, spec, lambda: with_cache(service_client(settings, url), settings, cache), strategy
+                role,
+                spec,
+                lambda: with_cache(service_client(settings, url), settings, cache),
+                strategy,
+                settings.backend,
             )
-        return make_role(role, spec, lambda: load_model(settings, cache), strategy)
+        return make_role(role, spec, lambda: load_model(settings, cache), strategy, settings.backend)
 
     return build
 
