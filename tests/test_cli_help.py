@@ -44,11 +44,16 @@ def test_every_command_explains_every_parameter_and_shows_an_example(name: str, 
     assert "<bool>" not in shown.output
 
 
-def test_version_and_completion() -> None:
+def test_version_and_completion(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import version
+
+    import typer.completion
 
     shown = runner.invoke(app, ["--version"])
     assert shown.exit_code == 0 and shown.output == f"specswarm {version('specswarm')}\n"
+    # --show-completion names the shell it finds among the parent processes: none under a
+    # detached runner, so the test names it
+    monkeypatch.setattr(typer.completion, "_get_shell_name", lambda: "bash")
     shown = runner.invoke(app, ["--show-completion", "bash"])
     assert shown.exit_code == 0 and "complete" in shown.output
 
