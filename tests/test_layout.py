@@ -3,7 +3,7 @@
 Conventions (what each test reads; follow them when you change the layout or the docs):
 
 * **Layers.** Every top-level part of the package has a layer (``LAYERS`` below):
-  ``errors``/``resources`` 0 < ``spec`` 1 < ``protocol`` 2 < ``plan``/``critics`` 3 <
+  ``errors``/``resources``/``ports`` 0 < ``spec`` 1 < ``protocol`` 2 < ``plan``/``critics`` 3 <
   ``render``/``model``/``transport`` 4 < ``swarm`` 5 < ``testing``/``cli`` 6. A module may
   import its own layer or lower ones, never a higher one. Imports are found with ``ast``,
   at module level *and* inside functions; an import under ``if TYPE_CHECKING:`` never runs,
@@ -63,6 +63,7 @@ PKG = ROOT / "specswarm"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "resources": 0,
+    "ports": 0,
     "spec": 1,
     "protocol": 2,
     "plan": 3,

@@ -19,9 +19,10 @@ from specswarm.model import GenerationRequest, TaskCounts, decompose, execute, l
 from specswarm.model.base import Generation, OutputSchema, accepts_schema
 from specswarm.model.load import preflight
 from specswarm.model.openai_backend import OpenAIModel
-from specswarm.model.parse import OutputError, parse_children, parse_score
+from specswarm.model.parse import OutputError, parse_children
 from specswarm.model.replay import RecordingModel, ReplayModel, ScriptedModel, request_key, scripted_answer
 from specswarm.model.schemas import schema_for
+from specswarm.model.scores import parse_score
 from specswarm.protocol.bodies import VoteBody, parse_body
 from specswarm.spec import ModelSettings, load_spec, spec_from_json, spec_from_mapping
 from specswarm.swarm.peer import model_settings

@@ -13,10 +13,10 @@ from specswarm.model.parse import (
     extract_facts,
     parse_children,
     parse_execution,
-    parse_score,
     strip_markdown,
     trim_words,
 )
+from specswarm.model.scores import parse_score
 from specswarm.model.titles import bare_title
 
 GOAL = "Plan a two-week trip to Japan"

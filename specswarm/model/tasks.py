@@ -44,10 +44,10 @@ from specswarm.model.parse import (
     cut_repeats,
     parse_children,
     parse_execution,
-    parse_score,
 )
 from specswarm.model.prompts import render_task_prompt
 from specswarm.model.schemas import schema_for
+from specswarm.model.scores import parse_score
 from specswarm.model.splits import fit_sums, repaired, self_check, split_constraints
 from specswarm.model.subject import Subject
 from specswarm.spec import GoalSpec, Prompts
