@@ -42,8 +42,6 @@ log = logging.getLogger("specswarm.swarm.node")
 class Role(Protocol):
     name: str
     last_failure: str | None
-    background: trio.Nursery | None
-    """Where the role may start work that outlives one :meth:`act` (set by the role loop)."""
 
     async def act(self, node: Node, plan: Plan) -> None:
         """Look at the plan, publish what this role should, return (called again on change)."""
@@ -171,12 +169,9 @@ class Node:
     async def _role_loop(self) -> None:
         if self.role is None:
             return
-        # work a role starts that outlives one act (an executor's settling claims) runs here
-        async with trio.open_nursery() as nursery:
-            self.role.background = nursery
-            while True:
-                await self.role.act(self, self.plan())
-                await self.wait_changed(0.5)
+        while True:
+            await self.role.act(self, self.plan())
+            await self.wait_changed(0.5)
 
     async def _status_loop(self) -> None:
         if self.on_status is not None:

@@ -142,13 +142,9 @@ def role_factory(
 
             url = model_url
             return make_role(
-                role,
-                spec,
-                lambda: with_cache(service_client(settings, url), settings, cache),
-                strategy,
-                settings.backend,
+                role, spec, lambda: with_cache(service_client(settings, url), settings, cache), strategy
             )
-        return make_role(role, spec, lambda: load_model(settings, cache), strategy, settings.backend)
+        return make_role(role, spec, lambda: load_model(settings, cache), strategy)
 
     return build
 

@@ -18,25 +18,16 @@ from specswarm.swarm.roles.executor import Executor
 from specswarm.swarm.roles.scorer import Scorer, shared_rating
 from specswarm.swarm.roles.slots import machine_slot
 
-QUICK_BACKENDS = ("scripted", "replay")
-"""Model backends that answer from a script or a recording: an executor holds several claims
-from its first leaf on (:meth:`Executor.capacity`), not only once it has timed one."""
-
 SLOW_OWNER_CLAIMS = 4
 """A live decomposer keeps a node it owns for this many ``budget.claim_timeout`` before anyone
 takes it over."""
 
 
 def make_role(
-    role: str,
-    spec: GoalSpec,
-    model_factory: Callable[[], Model] | None,
-    strategy: str | None = None,
-    backend: str | None = None,
+    role: str, spec: GoalSpec, model_factory: Callable[[], Model] | None, strategy: str | None = None
 ) -> ModelRole | None:
     """The role object of a peer taking ``role`` in a run of ``spec`` (None for an observer).
-    ``strategy``: a decomposer's strategy or a scorer's lens (default: the spec's first);
-    ``backend``: the model backend the factory loads (:data:`QUICK_BACKENDS`), if known."""
+    ``strategy``: a decomposer's strategy or a scorer's lens (default: the spec's first)."""
     budget = spec.budget
     if role == "decomposer":
         # a live owner that is merely slow (queued behind other generations) keeps its node for
@@ -52,10 +43,7 @@ def make_role(
         return Scorer(model_factory, strategy or spec.lens_for(0))
     if role == "executor":
         return Executor(
-            model_factory,
-            settle_seconds=budget.settle_seconds,
-            claim_timeout=budget.claim_timeout,
-            quick=backend in QUICK_BACKENDS,
+            model_factory, settle_seconds=budget.settle_seconds, claim_timeout=budget.claim_timeout
         )
     if role == "observer":
         return None

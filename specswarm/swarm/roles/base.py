@@ -159,9 +159,6 @@ class ModelRole:
     """Shared plumbing: call the model off the trio thread, count calls and failures."""
 
     name = "?"
-    background: trio.Nursery | None = None
-    """Where work that outlives one :meth:`act` runs (the node's role loop sets it; None: none,
-    and such work runs within the act)."""
     doing: dict[str, str] | None = None
     """What this role is doing now (in its status lines): ``{"task": "propose" | "rate" |
     "execute", "on": node, proposal or leaf id, "phase": "waiting" (for the machine's model

@@ -17,12 +17,6 @@ wins, as always: a claimant waits the same window before it runs the leaf (a riv
 reaches it meanwhile), and a result written while an older live claim or a result arrived is
 not sent (``counters.results_withheld``).
 
-An executor whose leaves take less than a settle window to write holds several claims at once
-(:meth:`Executor.capacity`): each claim settles in a task of its own while the executor claims
-the next, so the windows overlap instead of adding up, and each claim still runs only if it is
-the oldest once its own window is over. The leaves then fall to the executors ranked first for
-them with room left (``capacity`` open leaves each), the same rule with room for one.
-
 With nothing to claim, an executor writes the summary of a split node whose children are done
 (``review.summaries``: :mod:`~specswarm.swarm.roles.summarizing`).
 """
@@ -30,8 +24,7 @@ With nothing to claim, an executor writes the summary of a split node whose chil
 from __future__ import annotations
 
 import logging
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import trio
@@ -53,9 +46,6 @@ log = logging.getLogger("specswarm.swarm.roles")
 CLAIM_WINDOWS = 4
 """A rank's wait and a claimant's settle window are at most claim_timeout / CLAIM_WINDOWS."""
 
-MAX_CLAIMS = 8
-"""Open claims an executor holds at once, at most (:meth:`Executor.capacity`)."""
-
 
 class Executor(LeafWriter, SummaryWriter):
     name = "executor"
@@ -66,15 +56,11 @@ class Executor(LeafWriter, SummaryWriter):
         settle_seconds: float = 1.0,
         claim_timeout: float = 180.0,
         gone_seconds: float = 15.0,
-        quick: bool = False,
     ) -> None:
         super().__init__(model_factory)
         self.settle = settle_seconds
         self.claim_timeout = claim_timeout
         self.gone_seconds = gone_seconds
-        self.quick = quick
-        """Its model answers from a script or a recording: several claims before it has timed
-        a leaf (:meth:`capacity`)."""
         self.lost_races = 0
         self.executed = 0
         self.waited = 0
@@ -82,10 +68,6 @@ class Executor(LeafWriter, SummaryWriter):
         self._claimable: dict[str, float] = {}
         """leaf id -> when this executor first saw it claimable (unclaimed, or its holder gone)."""
         self._ranking = RankCache()
-        self._settling: set[str] = set()
-        """Leaves this executor claimed whose claim settles (or runs) in a task of its own."""
-        self.run_seconds: float | None = None
-        """The shortest time a leaf of this executor took to write, once one was written."""
 
     def holder_gone(self, node: Node, holder: str, claim_id: str, since: str = "") -> bool:
         """Whether ``holder`` of ``claim_id`` is gone: unheard for long, or silent past the claim
@@ -109,9 +91,7 @@ class Executor(LeafWriter, SummaryWriter):
         open_leaves = [n for n in plan.leaves() if n.result is None and (not judged or holder_work(n))]
         # 1. finish what I hold (e.g. after a restart or a resume)
         for leaf in open_leaves:
-            if leaf.claim and leaf.claim_holder == node.peer_id and leaf.id not in self._settling:
-                if self.backing_off(leaf.id):
-                    continue
+            if leaf.claim and leaf.claim_holder == node.peer_id and not self.backing_off(leaf.id):
                 if judged and not writable_now(plan, leaf):
                     continue  # what its prompt holds is not all here yet
                 await self._execute(node, plan, leaf, leaf.claim)
@@ -119,7 +99,7 @@ class Executor(LeafWriter, SummaryWriter):
         # 2. claim something unclaimed, or take over a dead holder's claim: in tree order, so
         # the earlier siblings a result is compared with (_execute) are under way already
         now = trio.current_time()
-        claimable, busy, turn = self._turns(node, plan, open_leaves, now, self.capacity(node))
+        claimable, busy, turn = self._turns(node, plan, open_leaves, now)
         for leaf, gone in claimable:
             if self.backing_off(leaf.id):
                 continue
@@ -137,21 +117,6 @@ class Executor(LeafWriter, SummaryWriter):
         # 3. nothing to claim now: summarize a split node whose children are done
         await self.summarize_next(node, plan)
 
-    def capacity(self, node: Node) -> int:
-        """Open claims this executor holds at once: as many as it writes one after another within a
-        settle window (``1 + window // t``, ``t`` the shortest time a leaf took), at most
-        :data:`MAX_CLAIMS`; before it has written one, one (:data:`MAX_CLAIMS` with a
-        :attr:`quick` model). A claim queued behind the others so waits about a window more
-        before it runs; a model slower than a window (every real one) keeps one claim at a
-        time. One without a task of its own to settle claims in."""
-        t = self.run_seconds
-        if self.background is None:
-            return 1
-        if t is None:
-            return MAX_CLAIMS if self.quick else 1
-        window = self._window(node)
-        return MAX_CLAIMS if t <= window / MAX_CLAIMS else max(1, 1 + int(window / t))
-
     def _window(self, node: Node) -> float:
         """Seconds a leaf left to a better-ranked executor waits per rank before this one claims
         it: the settle window, or, where the swarm's round (:meth:`AntiEntropy.period`) is
@@ -168,15 +133,13 @@ class Executor(LeafWriter, SummaryWriter):
         return max(self.settle, min(period, self.claim_timeout / CLAIM_WINDOWS))
 
     def _turns(
-        self, node: Node, plan: Plan, open_leaves: list[NodeView], now: float, capacity: int = 1
+        self, node: Node, plan: Plan, open_leaves: list[NodeView], now: float
     ) -> tuple[list[tuple[NodeView, bool]], set[str], dict[str, str]]:
         """The claimable leaves to claim now, in tree order (the first claimable child of each
-        node; with whether its holder is gone), the busy executors (holding ``capacity`` open
-        leaves), and which executor with room each of those leaves falls to
-        (:func:`assign_leaves`)."""
+        node; with whether its holder is gone), the busy executors, and which free executor each
+        of those leaves falls to (:func:`assign_leaves`)."""
         orders = tree_orders(plan)
-        loads = Counter(n.claim_holder for n in open_leaves if n.claim_holder)
-        busy = {p for p, k in loads.items() if k >= capacity}
+        busy = {n.claim_holder for n in open_leaves if n.claim_holder}
         judged = plan.spec is not None and plan.spec.review.results
         claimable: list[tuple[NodeView, bool]] = []
         for leaf in sorted(open_leaves, key=lambda n: (orders.get(n.id, (0, ())), n.id)):
@@ -203,41 +166,22 @@ class Executor(LeafWriter, SummaryWriter):
             else:
                 self._claimable.pop(leaf.id, None)
         ids = [leaf.id for leaf, _ in ready]
-        turn = assign_leaves(node, plan, ids, busy, self._ranking, self._claimable, capacity, loads)
-        return ready, busy, turn
+        return ready, busy, assign_leaves(node, plan, ids, busy, self._ranking, self._claimable)
 
     async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
-        """Claim ``leaf_id`` and run it once the claim has settled: in a task of its own when the
-        role has one to start (:attr:`background`: this returns at once), else here."""
         claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
-        if self.background is None:
-            await self._settle_and_run(node, leaf_id, claim.id)
+        # The settle window: an older claim we have not heard of yet may still arrive. As long
+        # as a rank's wait (_window): in a large swarm a rival's claim takes that long to reach us
+        await trio.sleep(self._window(node))
+        plan = node.plan()
+        leaf = plan.nodes.get(leaf_id)
+        if leaf is None or leaf.result is not None:
             return
-        self._settling.add(leaf_id)
-        self.background.start_soon(self._settle_and_run, node, leaf_id, claim.id)
-
-    async def _settle_and_run(self, node: Node, leaf_id: str, claim_id: str) -> None:
-        """Wait the settle window, then write ``leaf_id`` if ``claim_id`` is still its oldest
-        claim (the leaf then counts as held, no longer settling)."""
-        try:
-            # The settle window: an older claim we have not heard of yet may still arrive. As long
-            # as a rank's wait (_window): in a large swarm a rival's claim takes that long to reach us
-            await trio.sleep(self._window(node))
-            plan = node.plan()
-            leaf = plan.nodes.get(leaf_id)
-            if leaf is None or leaf.result is not None:
-                return
-            if leaf.claim != claim_id:
-                self.lost_races += 1
-                log.info("executor: lost the race for %s; moving on", leaf_id)
-                return
-            started, done = trio.current_time(), self.executed
-            await self._execute(node, plan, leaf, claim_id)
-            if self.executed > done:
-                took = trio.current_time() - started
-                self.run_seconds = took if self.run_seconds is None else min(self.run_seconds, took)
-        finally:
-            self._settling.discard(leaf_id)
+        if leaf.claim != claim.id:
+            self.lost_races += 1
+            log.info("executor: lost the race for %s; moving on", leaf_id)
+            return
+        await self._execute(node, plan, leaf, claim.id)
 
 
 class RankCache:
@@ -258,20 +202,11 @@ class RankCache:
 
 
 def assign_leaves(
-    node: Node,
-    plan: Plan,
-    leaves: list[str],
-    busy: set[str],
-    cache: RankCache,
-    since: dict[str, float],
-    capacity: int = 1,
-    loads: Mapping[str, int] | None = None,
+    node: Node, plan: Plan, leaves: list[str], busy: set[str], cache: RankCache, since: dict[str, float]
 ) -> dict[str, str]:
     """leaf id -> the free executor it falls to: ``leaves`` in order, each to the executor
     ranked first for it among the free ones (not in ``busy``, not gone since the leaf became
-    claimable, as :meth:`Node.peer_gone` judges) with room left: fewer than ``capacity`` open
-    leaves (``loads``) and leaves given here together (with the defaults: none yet)."""
-    held = Counter(loads or {})
+    claimable, as :meth:`Node.peer_gone` judges) that have none yet."""
     taken = set(busy)
     out: dict[str, str] = {}
     for leaf in leaves:
@@ -279,9 +214,7 @@ def assign_leaves(
             if not _free(node, peer, taken, since[leaf]):
                 continue
             out[leaf] = peer
-            held[peer] += 1
-            if held[peer] >= capacity:
-                taken.add(peer)
+            taken.add(peer)
             break
     return out
 
