@@ -79,7 +79,8 @@ class Ask:
     previous: str = ""
     """(execute) the rejected result this one writes again."""
     span: Mapping[str, Any] | None = None
-    """(execute, judged) the leaf's place in the plan's schedule: field, start, end, total."""
+    """(execute, judged) the leaf's place in the plan's schedule: field, start, end, total, the
+    labels of its units and the lines to ask for each (:meth:`~specswarm.plan.schedule.Span.to_prompt`)."""
     children: Sequence[Mapping[str, Any]] = ()
     """(summarize) the node's children: title, detail, facts, leaf, and text (a leaf's counted
     result, a split child's summary)."""
