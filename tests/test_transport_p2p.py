@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import trio
 
-from specswarm import ports
+from specswarm.ports import free_port
 from tests.netns import veth_pair
 
 pytestmark = pytest.mark.slow
@@ -100,10 +100,6 @@ class Peer:
     def stderr_text(self) -> str:
         self.stderr.seek(0)
         return str(self.stderr.read().decode(errors="replace"))
-
-
-def free_port() -> int:
-    return ports.free_port("127.0.0.1")
 
 
 def seed(name: str) -> str:

@@ -117,9 +117,11 @@ def check_overlap(
     every = split_boilerplate(children, lex) - context_keys([parent.title], lex)
     theme: list[str] = []
     for t in item_terms(children[0], lex) if children else []:
+        if not t.keys & every:
+            continue
         # of a run of letters of a script written without spaces, only the letters shared
         for surface in stretches(t.surface, t.keys & every) if t.unspaced else [t.surface]:
-            if t.keys & every and surface not in theme:
+            if surface not in theme:
                 theme.append(surface)
     note = "no two children plan the same place, activity or component"
     if theme:

@@ -87,25 +87,13 @@ def cover(detail: str, title: str, said: set[str]) -> tuple[int, int, list[str]]
     covered = wanted = 0
     missing: list[str] = []
     for run in unspaced_runs(detail):
-        known = [False] * len(run)
-        hit = [False] * len(run)
-        for i, g in enumerate(grams(run)):
-            for k in range(i, i + len(g)):
-                known[k] = known[k] or g in title_units
-                hit[k] = hit[k] or g in said
-        stretch = ""
-        for ch, k, h in zip(run, known, hit, strict=True):
+        known, hit = _marked(run, title_units), _marked(run, said)
+        for k, h in zip(known, hit, strict=True):
             if not k:
                 wanted += 1
                 covered += h
-            if k or h:
-                if len(stretch) >= 2:
-                    missing.append(stretch)
-                stretch = ""
-            else:
-                stretch += ch
-        if len(stretch) >= 2:
-            missing.append(stretch)
+        free = [not (k or h) for k, h in zip(known, hit, strict=True)]
+        missing += [stretch for stretch in _stretches_of(run, free) if len(stretch) >= 2]
     return covered, wanted, missing
 
 
@@ -113,15 +101,25 @@ def stretches(run: str, units: set[str] | frozenset[str]) -> list[str]:
     """The stretches of ``run`` whose letters some unit of ``units`` holds (a unit of the run
     that is in ``units`` marks its letters), in order: ("咖啡机采购", {"咖啡", "啡机"}) ->
     ["咖啡机"]."""
-    hit = [False] * len(run)
+    return _stretches_of(run, _marked(run, units))
+
+
+def _marked(run: str, units: set[str] | frozenset[str]) -> list[bool]:
+    """Per letter of ``run``: whether a unit of the run that is in ``units`` holds it."""
+    marks = [False] * len(run)
     for i, g in enumerate(grams(run)):
         if g in units:
             for k in range(i, i + len(g)):
-                hit[k] = True
+                marks[k] = True
+    return marks
+
+
+def _stretches_of(run: str, marks: list[bool]) -> list[str]:
+    """The maximal stretches of ``run`` whose letters are marked, in order."""
     out: list[str] = []
     stretch = ""
-    for ch, h in zip(run, hit, strict=True):
-        if h:
+    for ch, marked in zip(run, marks, strict=True):
+        if marked:
             stretch += ch
         elif stretch:
             out.append(stretch)

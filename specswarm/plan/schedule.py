@@ -19,6 +19,7 @@ what it means. For each summed field (first constraint of each field, in the spe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -157,14 +158,7 @@ class Span:
 
     def to_prompt(self) -> dict[str, Any]:
         """The ``span`` an execute prompt template is given."""
-        return {
-            "field": self.field,
-            "start": self.start,
-            "end": self.end,
-            "total": self.total,
-            "labels": self.labels,
-            "lines": self.lines,
-        }
+        return {**dataclasses.asdict(self), "labels": self.labels, "lines": self.lines}
 
 
 def span_of(plan: Plan, node_id: str) -> Span | None:
