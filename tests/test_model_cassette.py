@@ -67,6 +67,8 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "sharpened": 0,
         "astray": 0,
         "off_task": 0,
+        "mended": 0,
+        "completed": 0,
         "repaired": 0,
         "varied": 0,
         "varied_requests": 0,

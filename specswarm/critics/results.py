@@ -25,6 +25,7 @@ before it alone: two scorers of one result write the same critique, whichever vo
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -133,10 +134,15 @@ def _new_words(line: str, known: set[str]) -> int:
     return sum(max(1, len(t) // LONG_TOKEN) for t in tokens(line) if t not in known and len(t) >= 2)
 
 
+UNIT_LABEL = re.compile(r"^\W*\w+\s+(\d{1,3})\s*[:.)-]")
+"""A line's leading unit label ("Day 6:", "Week 2 -", "Tag 3."): it says where, not what."""
+
+
 def is_concrete(line: str, known: set[str]) -> bool:
-    """Whether an item line carries a specific: a digit of any script, or :data:`NEW_TOKENS`
-    words (:func:`~specswarm.critics.shingles.tokens`) not in ``known``, the words of its task."""
-    return has_digit(line) or _new_words(line, known) >= NEW_TOKENS
+    """Whether an item line carries a specific: a digit of any script past its leading unit label
+    (:data:`UNIT_LABEL`), or :data:`NEW_TOKENS` words (:func:`~specswarm.critics.shingles.tokens`)
+    not in ``known``, the words of its task."""
+    return has_digit(UNIT_LABEL.sub("", line, count=1)) or _new_words(line, known) >= NEW_TOKENS
 
 
 def width(text: str) -> int:
@@ -176,11 +182,14 @@ def check_concrete(lines: Sequence[str], task: str) -> Check:
     return Check("concrete", min(score, 59), False, "; ".join(problems))
 
 
-def check_on_task(lines: Sequence[str], own: str, others: Mapping[str, str]) -> Check:
-    """The result is about its own leaf: the whole of it, and at least half of its lines, are
-    closer (weighted shingle cosine) to the leaf's own text than to any other node's."""
+def drifted_lines(
+    lines: Sequence[str], own: str, others: Mapping[str, str]
+) -> tuple[dict[str, list[int]], str]:
+    """The item lines closer (weighted shingle cosine) to another node's text than to the leaf's
+    own (``own``), by the node they drift to; and the node the whole result is closer to than to
+    its own, or "" when it is not (see :func:`check_on_task`)."""
     if not lines or not others:
-        return Check("on_task", 100, True, "no other node to drift to")
+        return {}, ""
     own_set = shingles(own)
     sets = {name: shingles(text) for name, text in others.items()}
     w = Weights([own_set, *sets.values()])
@@ -193,34 +202,56 @@ def check_on_task(lines: Sequence[str], own: str, others: Mapping[str, str]) -> 
         to, sim = closest(grams, sets, w)
         if sim >= DRIFT_FLOOR and sim > cosine(grams, own_set, w) + DRIFT_MARGIN:
             drifted.setdefault(to, []).append(i)
-    n_drifted = sum(len(v) for v in drifted.values())
     astray = near_sim > own_sim + DRIFT_MARGIN and near_sim >= DRIFT_FLOOR
+    return drifted, near if astray else ""
+
+
+def check_on_task(lines: Sequence[str], own: str, others: Mapping[str, str]) -> Check:
+    """The result is about its own leaf: the whole of it, and at least half of its lines, are
+    closer (weighted shingle cosine) to the leaf's own text than to any other node's."""
+    if not lines or not others:
+        return Check("on_task", 100, True, "no other node to drift to")
+    drifted, near = drifted_lines(lines, own, others)
+    n_drifted = sum(len(v) for v in drifted.values())
     said = "; ".join(f"{_which(idx)} about {name}" for name, idx in sorted(drifted.items()))
-    score = clamp(100 * (1 - n_drifted / len(lines))) if not astray else 0
-    if astray or n_drifted * 2 > len(lines):
-        head = f"the result is closer to {near} than to its own task" if astray else ""
+    score = clamp(100 * (1 - n_drifted / len(lines))) if not near else 0
+    if near or n_drifted * 2 > len(lines):
+        head = f"the result is closer to {near} than to its own task" if near else ""
         note = "; ".join(p for p in (head, said) if p) + ": write about this task only"
         return Check("on_task", min(score, 49), False, note)
     return Check("on_task", score, True, said or "every line is about this task")
 
 
-def check_new(lines: Sequence[str], ledger: Sequence[Written]) -> Check:
-    """No item line says what a line of an earlier leaf's counted result says (shingle Dice >=
-    :data:`NEAR_DUPLICATE`, shingles most other lines share weighing little)."""
+def repeated_lines(
+    lines: Sequence[str], ledger: Sequence[Written], bar: float = NEAR_DUPLICATE
+) -> list[tuple[int, str, Written]]:
+    """The item lines that say what a line of an earlier leaf's counted result says (shingle
+    Dice >= ``bar``, shingles most other lines share weighing little): (the line's index, the
+    ledger's line it repeats, that line's leaf), in line order."""
     theirs = [(line, w) for w in ledger for line in w.lines]
     if not lines or not theirs:
-        return Check("new", 100, True, "nothing planned before it")
+        return []
     mine = [shingles(line) for line in lines]
     sets = [shingles(line) for line, _ in theirs]
     w = Weights([*mine, *sets])
-    repeats = []
+    out = []
     for i, grams in enumerate(mine):
         sims = [pair_dice(grams, other, w) for other in sets]
         best = max(range(len(sets)), key=lambda j: (sims[j], -j))
-        if sims[best] >= NEAR_DUPLICATE:
-            line, written = theirs[best]
-            where = f'"{written.title}"' + (f" ({written.number})" if written.number else "")
-            repeats.append(f"line {i + 1} {_quote(lines[i])} repeats {_quote(line)} of {where}")
+        if sims[best] >= bar:
+            out.append((i, *theirs[best]))
+    return out
+
+
+def check_new(lines: Sequence[str], ledger: Sequence[Written]) -> Check:
+    """No item line says what a line of an earlier leaf's counted result says
+    (:func:`repeated_lines`)."""
+    if not lines or not any(w.lines for w in ledger):
+        return Check("new", 100, True, "nothing planned before it")
+    repeats = []
+    for i, line, written in repeated_lines(lines, ledger):
+        where = f'"{written.title}"' + (f" ({written.number})" if written.number else "")
+        repeats.append(f"line {i + 1} {_quote(lines[i])} repeats {_quote(line)} of {where}")
     score = clamp(100 * (1 - len(repeats) / len(lines)))
     if repeats:
         return Check("new", min(score, 49), False, "; ".join(repeats) + ": plan something else there")

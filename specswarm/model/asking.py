@@ -81,6 +81,12 @@ class Ask:
     span: Mapping[str, Any] | None = None
     """(execute, judged) the leaf's place in the plan's schedule: field, start, end, total, the
     labels of its units and the lines to ask for each (:meth:`~specswarm.plan.schedule.Span.to_prompt`)."""
+    kept: Sequence[str] = ()
+    """(execute, judged) lines of this leaf's result that stay (the executor's own pass left out
+    the rest): the answer is :attr:`wanted` more lines, not a whole result."""
+    wanted: int = 0
+    """(execute, judged) how many lines to write: more beside :attr:`kept`, or all of them again
+    when the pass kept none of an answer; 0 asks for a whole result."""
     children: Sequence[Mapping[str, Any]] = ()
     """(summarize) the node's children: title, detail, facts, leaf, and text (a leaf's counted
     result, a split child's summary)."""
@@ -136,6 +142,8 @@ class Ask:
             "failed": list(self.failed),
             "previous": self.previous,
             "children": [dict(c) for c in self.children],
+            "kept": list(self.kept),
+            "wanted": self.wanted,
             "span": dict(self.span) if self.span else dict(NO_SPAN),
         }
 
@@ -167,6 +175,12 @@ class TaskCounts:
     off_task: int = 0
     """Items of leaf results left out because they did a sibling leaf's task instead of their own
     (:func:`~specswarm.critics.keep_on_task`)."""
+    mended: int = 0
+    """Lines of leaf results for the board that the executor's own pass left out
+    (:func:`~specswarm.critics.mend.mend_result`): they broke the leaf's facts, drifted to
+    another node, repeated a line or carried no specific."""
+    completed: int = 0
+    """Answers asked for the lines a mended leaf result still lacked (one per result at most)."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
     dropped (:func:`~specswarm.critics.repair.repair_split`)."""
@@ -195,6 +209,8 @@ class TaskCounts:
             "sharpened": self.sharpened,
             "astray": self.astray,
             "off_task": self.off_task,
+            "mended": self.mended,
+            "completed": self.completed,
             "repaired": self.repaired,
             "varied": self.varied,
             "varied_requests": self.varied_requests,

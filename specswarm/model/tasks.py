@@ -27,12 +27,11 @@ use the settings of the role that runs the task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts, repeats_of, restates
-from specswarm.critics.results import Written
 from specswarm.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.errors import ModelError
 from specswarm.model.asking import Ask, Kind, TaskCounts, request, token_cap
@@ -310,48 +309,6 @@ def execute(
     kept = not contradicted_facts(again, leaf.facts) and not repeats_of(again, sibling_results)
     on_task = topic_hits(again, leaf.title, spec.goal) > 0 or not topic_hits(output, leaf.title, spec.goal)
     return again if kept and on_task and concrete_share(again) > concrete_share(output) else output
-
-
-def execute_judged(
-    model: Model,
-    spec: GoalSpec,
-    leaf: Subject,
-    ancestors: Sequence[Subject],
-    *,
-    siblings: Sequence[Subject] = (),
-    planned: Sequence[Written] = (),
-    critique: Sequence[str] = (),
-    failed: Sequence[str] = (),
-    previous: str = "",
-    span: Mapping[str, Any] | None = None,
-    counts: TaskCounts | None = None,
-    attempt: int = 0,
-    failure: str = "",
-) -> str:
-    """Write ``leaf`` for the board (``review.results``): the prompt names the path from the root
-    (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
-    holds (``planned``: the ledger) and, writing a rejected result again, its text
-    (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
-    (``failed``); ``span``: where the leaf stands in the plan's schedule (field, start, end,
-    total), so its lines number days as the plan does. The result is judged by the
-    scorers, not here: one answer (asked again only when it cannot be parsed). ``attempt`` and
-    ``failure`` as for :func:`execute`."""
-    tally = counts if counts is not None else TaskCounts()
-    tally.revised += 1 if previous else 0
-    ask = Ask(
-        spec,
-        leaf,
-        ancestors,
-        siblings,
-        judged=True,
-        planned=planned,
-        critique=critique,
-        failed=failed,
-        previous=previous,
-        span=span,
-    )
-    parse = partial(parse_execution, goal=spec.goal)
-    return _attempts(model, "execute", ask, parse, tally, attempt * (MAX_RETRIES + 1), failure)
 
 
 def redo(

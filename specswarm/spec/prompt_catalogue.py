@@ -45,6 +45,8 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "failed",
         "previous",
         "span",
+        "kept",
+        "wanted",
     ),
     "summarize": ("goal", "context", "language", "node", "ancestors", "children"),
 }
@@ -105,6 +107,8 @@ _RICH: dict[str, Any] = {
     "critique": ["concrete: 3 item lines, 120 characters: write at least 5 lines and 200 characters"],
     "failed": ["concrete"],
     "previous": "- Visit the temples of Higashiyama",
+    "kept": ["06:30 Kiyomizu-dera before the tour buses, 500 JPY"],
+    "wanted": 4,
     "span": {"field": "days", "start": 6, "end": 7, "total": 14, "labels": ["Day 6", "Day 7"], "lines": 3},
     "children": [
         {
@@ -146,7 +150,7 @@ _BARE: dict[str, dict[str, Any]] = {
         "siblings": [],
     }
     | {"avoid": [], "vague": False, "judged": False, "planned": []}
-    | {"critique": [], "failed": [], "previous": "", "span": NO_SPAN},
+    | {"critique": [], "failed": [], "previous": "", "span": NO_SPAN, "kept": [], "wanted": 0},
     "summarize": {
         "context": "",
         "language": "",

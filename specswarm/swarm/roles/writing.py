@@ -16,12 +16,13 @@ one (the best rejected one, once the revisions are used up).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import trio
 
 from specswarm.critics import repeats_of
-from specswarm.plan.ledger import elsewhere, ready_to_write, result_in_turn
+from specswarm.plan.ledger import elsewhere, ready_to_write, result_in_turn, result_task
 from specswarm.plan.schedule import span_of
 from specswarm.plan.views import NodeView, Plan, ResultView
 from specswarm.protocol.bodies import ResultBody
@@ -102,7 +103,7 @@ class LeafWriter(ModelRole):
 
     async def _write_judged(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
         """Write ``leaf`` for the board (see the module docstring); a rejected result again."""
-        from specswarm.model import tasks
+        from specswarm.model import judged
 
         spec = plan.spec
         assert spec is not None
@@ -116,17 +117,22 @@ class LeafWriter(ModelRole):
         ancestors, siblings = ancestors_of(plan, leaf), siblings_of(plan, leaf)
         placed = span_of(plan, leaf.id)
         span = placed.to_prompt() if placed is not None else None
+        # a first result is mended against the tree's shape alone (the ledger grows with timing),
+        # a revision against what the board judged the rejected one on (the leaf is in turn)
+        task = result_task(plan, leaf)
+        task = task if rejected is not None else replace(task, ledger=())
         retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
         # the n-th revision samples with a seed of its own: the same whoever writes it
         retry["attempt"] += sum(1 for r in leaf.results if r.status == "rejected")
         output = await self.think(
             node,
             leaf.id,
-            lambda model: tasks.execute_judged(
+            lambda model: judged.write_judged(
                 model,
                 spec,
                 leaf,
                 ancestors,
+                task,
                 siblings=siblings,
                 planned=planned,
                 critique=critique,

@@ -1,0 +1,183 @@
+"""An executor's own pass over a leaf result before it goes to the board: the item lines the
+board's lenses (:mod:`.results`) would hold against it are left out, and what it still lacks
+to be accepted is counted, so the executor asks the model for that many more lines instead of
+writing the whole result again. Pure functions, no model.
+
+A line is left out when it
+
+* says what the task's facts rule out ("Day 5" in a task of days 1-2: ``consistent``);
+* is closer to another node than to its own leaf, when more than half of the lines are
+  (``on_task``);
+* repeats a line of an earlier leaf's counted result, or word for word a line above it
+  (``new``);
+* carries no specific: no digit and too few words its task does not already say
+  (``concrete``).
+
+The same lenses judge the mended result on the board; a line kept here can still fail there
+(the ledger may have grown, or the result as a whole may drift).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from specswarm.critics.numbers import contradicted_facts
+from specswarm.critics.results import (
+    MIN_CHARS,
+    MIN_LINES,
+    UNIT_LABEL,
+    ResultTask,
+    Written,
+    check_on_task,
+    drifted_lines,
+    is_concrete,
+    repeated_lines,
+    width,
+)
+from specswarm.critics.shingles import item_lines, tokens
+
+MAX_LINES = 8
+"""Most item lines a result gets from the lines asked for (the prompt asks for 5 to 8)."""
+ECHO = 0.8
+"""Shingle Dice at or above which a line the model was asked for only says again a line kept
+already (the lines of one task share more wording than lines of two tasks do, so the bar is
+higher than the ``new`` lens's)."""
+TARGET_LINES = 6
+"""Item lines a mended result asks for: one more than the concrete lens's
+:data:`~specswarm.critics.results.MIN_LINES`, so one line the board holds against it still
+leaves enough."""
+MARKERS = ("- ", "* ", "• ")
+
+
+@dataclass(frozen=True)
+class Mended:
+    """A result after the executor's pass."""
+
+    kept: tuple[str, ...]
+    """Its item lines the lenses hold nothing against, in order."""
+    dropped: tuple[tuple[int, str], ...] = ()
+    """(index among the item lines, the lens that holds it) of each line left out."""
+    wanted: int = 0
+    """More lines to ask for: up to :data:`TARGET_LINES`, and at least one while the kept lines
+    are under :data:`~specswarm.critics.results.MIN_CHARS` characters."""
+
+    def text(self) -> str:
+        """The kept lines as a list ("- " each)."""
+        return "\n".join(f"- {line}" for line in self.kept)
+
+
+def listed(text: str) -> bool:
+    """Whether ``text`` is a plain list: every non-blank line a list item, no code block (only
+    such a result is mended line by line; any other is left as it is)."""
+    rows = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return bool(rows) and all(r.startswith(MARKERS) or _numbered(r) for r in rows)
+
+
+def _numbered(row: str) -> bool:
+    head = row.split(" ", 1)[0]
+    return head[:-1].isdigit() and head[-1:] in ".)"
+
+
+def mend_result(text: str, task: ResultTask) -> Mended:
+    """``text``'s item lines without those the board's lenses hold against it (see the module
+    docstring), and how many more to ask for. A result that is not a plain list
+    (:func:`listed`) is kept whole, wanting nothing."""
+    lines = item_lines(text)
+    if not listed(text):
+        return Mended(tuple(lines))
+    held = _held(lines, task, 0)
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        if i not in held and line.casefold() in {k.casefold() for k in kept}:
+            held[i] = "new"
+        elif i not in held:
+            kept.append(line)
+    return Mended(tuple(kept), tuple(sorted(held.items())), _wanted(kept))
+
+
+def _held(lines: Sequence[str], task: ResultTask, settled: int = 0, drift: bool = True) -> dict[int, str]:
+    """Index -> the lens that holds it, of the lines past the first ``settled`` (lines kept
+    already). ``drift``: drifted lines are held too, but only when the on_task lens would fail
+    for them (more than half of the lines drift, or the lines as a whole): a line the size of
+    one sentence often shares more with a neighbour's title than with its own, and the board
+    lets a few such lines pass."""
+    known = set(tokens(task.task))
+    held: dict[int, str] = {}
+    for i, line in enumerate(lines):
+        if i >= settled and contradicted_facts(line, task.facts, task.span):
+            held[i] = "consistent"
+    for i, _, _ in repeated_lines(lines, task.ledger):
+        if i >= settled:
+            held.setdefault(i, "new")
+    for i, line in enumerate(lines):
+        if i >= settled and i not in held and not is_concrete(line, known):
+            held[i] = "concrete"
+    if not drift:
+        return held
+    rest = [i for i in range(len(lines)) if i not in held]
+    drifted, near = drifted_lines([lines[i] for i in rest], task.own, task.others)
+    astray = [rest[j] for idx in drifted.values() for j in idx]
+    if near or 2 * len(astray) > len(rest):
+        held.update((i, "on_task") for i in astray if i >= settled)
+    return held
+
+
+def _on_task(lines: Sequence[str], task: ResultTask) -> bool:
+    return check_on_task(lines, task.own, task.others).passed
+
+
+def _wanted(kept: Sequence[str]) -> int:
+    short = max(0, TARGET_LINES - len(kept))
+    return short or (1 if sum(width(line) for line in kept) < MIN_CHARS else 0)
+
+
+def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
+    """``mended`` with the lines of ``answer`` (the model asked for ``mended.wanted`` more) that
+    pass the same pass against the task and are no echo of a line kept already (:data:`ECHO`),
+    added one at a time while the on_task lens passes on the lines so far: at most ``wanted``
+    of them, or as many as fit in :data:`MAX_LINES`, all in the order of their leading unit
+    labels ("Day 6: ..." before "Day 7: ...")."""
+    new = item_lines(answer)
+    echoes = {i for i, _, _ in repeated_lines(new, [Written("", mended.kept)], ECHO)}
+    new = [line for i, line in enumerate(new) if i not in echoes]
+    lines = [*mended.kept, *new]
+    held = _held(lines, task, len(mended.kept), drift=False)
+    room = max(mended.wanted, MAX_LINES - len(mended.kept))
+    fresh: list[str] = []
+    for i, line in enumerate(new, len(mended.kept)):
+        if len(fresh) >= room or i in held:
+            continue
+        if line.casefold() in {k.casefold() for k in [*mended.kept, *fresh]}:
+            continue
+        # one at a time, as long as the lines stay on task (or were not on task before it)
+        before = [*mended.kept, *fresh]
+        if _on_task([*before, line], task) or not _on_task(before, task) and _on_task([line], task):
+            fresh.append(line)
+    kept = in_unit_order([*mended.kept, *fresh], task.span)
+    # the new lens weighs shingles by how rare they are among the lines judged: with the new
+    # lines in, a line near the bar may cross it
+    while repeats := {kept[i] for i, _, _ in repeated_lines(kept, task.ledger)}:
+        kept = [line for line in kept if line not in repeats]
+    return Mended(tuple(kept), mended.dropped, _wanted(kept))
+
+
+def in_unit_order(lines: Sequence[str], span: tuple[str, int, int] | None) -> list[str]:
+    """``lines`` stably sorted by their leading label ("Day 6:", "Week 2 -") when its number is
+    one of the leaf's units in ``span`` (its place in the schedule); a line without one goes with
+    the line above it. Without a span the order is kept."""
+    if span is None:
+        return list(lines)
+    units = set(range(span[1], span[2] + 1)) | set(range(1, span[2] - span[1] + 2))
+    keyed = []
+    key = 0
+    for line in lines:
+        m = UNIT_LABEL.match(line)
+        key = int(m.group(1)) if m and int(m.group(1)) in units else key
+        keyed.append((key, line))
+    return [line for _, line in sorted(keyed, key=lambda kv: kv[0])]
+
+
+def enough(mended: Mended) -> bool:
+    """Whether the kept lines are as many and as long as the concrete lens asks."""
+    return len(mended.kept) >= MIN_LINES and sum(width(line) for line in mended.kept) >= MIN_CHARS

@@ -1,0 +1,164 @@
+"""Writing a leaf result for the board (``review.results``): one answer, then the executor's
+own pass over it (:func:`~specswarm.critics.mend.mend_result`). The lines the board's lenses
+would hold against it are left out and, when that leaves the result short, the model is asked
+for that many more lines, shown the lines that stay: one call that writes the missing lines,
+not a whole new result that repeats the old one's faults. An answer with no line worth keeping
+is asked for once more, as lines only about the leaf; when that gives nothing either, the
+first answer goes to the board as written.
+
+Writing a rejected result again, the same pass runs on the rejected text against what the board
+judged it on (the ledger included): its good lines stay and the model writes the rest. A
+rejected result with nothing left to keep, or nothing the pass can point at (the result as a
+whole drifts), is written afresh with the board's critique, then passed over as a first answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from specswarm.critics.mend import Mended, added_lines, enough, mend_result
+from specswarm.critics.results import ResultTask, Written
+from specswarm.critics.shingles import item_lines
+from specswarm.errors import ModelError
+from specswarm.model.asking import Ask, TaskCounts
+from specswarm.model.base import Model
+from specswarm.model.parse import parse_execution
+from specswarm.model.subject import Subject
+from specswarm.model.tasks import MAX_RETRIES, _attempts
+from specswarm.spec import GoalSpec
+
+log = logging.getLogger("specswarm.model")
+
+
+def execute_judged(
+    model: Model,
+    spec: GoalSpec,
+    leaf: Subject,
+    ancestors: Sequence[Subject],
+    *,
+    siblings: Sequence[Subject] = (),
+    planned: Sequence[Written] = (),
+    critique: Sequence[str] = (),
+    failed: Sequence[str] = (),
+    previous: str = "",
+    span: Mapping[str, Any] | None = None,
+    counts: TaskCounts | None = None,
+    attempt: int = 0,
+    failure: str = "",
+) -> str:
+    """One answer for ``leaf`` as the board judges it: the prompt names the path from the root
+    (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
+    holds (``planned``: the ledger) and, writing a rejected result again, its text
+    (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
+    (``failed``); ``span``: where the leaf stands in the plan's schedule (field, start, end,
+    total), so its lines number days as the plan does. Asked again only when the answer cannot
+    be parsed. ``attempt``: earlier calls on the leaf that failed (sampled with a seed of their
+    own); ``failure``: what was wrong with the last one's answer."""
+    tally = counts if counts is not None else TaskCounts()
+    tally.revised += 1 if previous else 0
+    ask = Ask(
+        spec,
+        leaf,
+        ancestors,
+        siblings,
+        judged=True,
+        planned=planned,
+        critique=critique,
+        failed=failed,
+        previous=previous,
+        span=span,
+    )
+    parse = partial(parse_execution, goal=spec.goal)
+    return _attempts(model, "execute", ask, parse, tally, attempt * (MAX_RETRIES + 1), failure)
+
+
+def write_judged(
+    model: Model,
+    spec: GoalSpec,
+    leaf: Subject,
+    ancestors: Sequence[Subject],
+    task: ResultTask,
+    *,
+    siblings: Sequence[Subject] = (),
+    planned: Sequence[Written] = (),
+    critique: Sequence[str] = (),
+    failed: Sequence[str] = (),
+    previous: str = "",
+    span: Mapping[str, Any] | None = None,
+    counts: TaskCounts | None = None,
+    attempt: int = 0,
+    failure: str = "",
+) -> str:
+    """The result to publish for ``leaf`` (see the module docstring): ``task`` is what the pass
+    judges it against (a first result: the tree's shape alone, no ledger, so the same whoever
+    writes it and whenever; a revision: what the board judged the rejected one on). The other
+    arguments as for :func:`execute_judged`."""
+    tally = counts if counts is not None else TaskCounts()
+    ask = Ask(spec, leaf, ancestors, siblings, judged=True, planned=planned, span=span)
+    if previous:
+        kept = mend_result(previous, task)
+        if kept.kept and (kept.dropped or kept.wanted):
+            tally.revised += 1
+            return _completed(model, ask, task, kept, tally, attempt)
+    text = execute_judged(
+        model,
+        spec,
+        leaf,
+        ancestors,
+        siblings=siblings,
+        planned=planned,
+        critique=critique,
+        failed=failed,
+        previous=previous,
+        span=span,
+        counts=tally,
+        attempt=attempt,
+        failure=failure,
+    )
+    mended = mend_result(text, task)
+    if not mended.dropped and not mended.wanted:
+        return text  # all good: the board judges it as written
+    done = _completed(model, ask, task, mended, tally, attempt)
+    return done if item_lines(done) else text  # nothing to build on: the board judges it
+
+
+def _completed(
+    model: Model, ask: Ask, task: ResultTask, mended: Mended, tally: TaskCounts, attempt: int
+) -> str:
+    """``mended``'s lines, and as many more as it wants from further answers to ``ask`` with the
+    lines that stay shown: a second answer (:data:`ROUNDS`) only while the lines are fewer or
+    shorter than the board accepts and the last answer added some; the lines so far when the
+    model fails."""
+    tally.mended += len(mended.dropped)
+    done = mended
+    for _ in range(ROUNDS):
+        if not done.wanted:
+            break
+        asked = replace(ask, kept=done.kept, wanted=done.wanted)
+        parse = partial(parse_execution, goal=ask.spec.goal)
+        tally.completed += 1
+        try:
+            answer = _attempts(model, "execute", asked, parse, tally, attempt * (MAX_RETRIES + 1))
+        except ModelError as exc:
+            log.info("%r: kept %d lines; asking for more failed: %s", ask.node.title, len(done.kept), exc)
+            break
+        before, done = done, added_lines(answer, done, task)
+        log.info(
+            "%r: kept %d lines, left out %s; asked for %d more, added %d",
+            ask.node.title,
+            len(before.kept),
+            [lens for _, lens in before.dropped],
+            before.wanted,
+            len(done.kept) - len(before.kept),
+        )
+        if enough(done) or len(done.kept) == len(before.kept):
+            break
+    return done.text()
+
+
+ROUNDS = 2
+"""Answers asked for the lines a mended result lacks, at most."""

@@ -1,0 +1,115 @@
+"""An executor's own pass over a leaf result (critics/mend.py): what it leaves out and why, what
+it asks for, and how the lines asked for are added."""
+
+from __future__ import annotations
+
+from specswarm.critics.mend import Mended, added_lines, enough, in_unit_order, listed, mend_result
+from specswarm.critics.results import ResultTask, Written, check_result
+
+TASK = ResultTask(
+    facts={"days": 2},
+    task="Plan a two-week trip to Japan Kyoto temples Visit Fushimi Inari Shrine days 2",
+    own="Kyoto Visit Fushimi Inari Shrine days 2",
+    others={
+        '"Tokyo museums" (1.2)': "Tokyo museums Tokyo National Museum Ueno Park art galleries",
+        '"Mount Fuji hike" (3.1)': "Mount Fuji hike Kawaguchiko lake trail fifth station",
+    },
+    ledger=(Written("Kyoto food", ("Day 5: Nishiki Market food stalls, 2,000 JPY",), "2.1"),),
+    span=("days", 6, 7),
+)
+
+RESULT = "\n".join(
+    [
+        "- Day 6: 07:00 Fushimi Inari Shrine, walk the torii gates to Mount Inari's summit",
+        "- Day 8: Kinkaku-ji, the Golden Pavilion, 500 JPY entry",  # outside days 6-7
+        "- Day 7: Nishiki Market food stalls, 2,000 JPY",  # another leaf's line
+        "- Day 7: Visit Fushimi Inari Shrine",  # says nothing the task does not
+        "- Day 7: Mount Fuji fifth station trail from Kawaguchiko lake",  # another branch's
+        "- Day 6: 12:30 kitsune udon at Nishimura near the shrine gate, 800 JPY",
+    ]
+)
+
+
+def test_the_pass_leaves_out_what_the_board_would_hold_against_it() -> None:
+    mended = mend_result(RESULT, TASK)
+    assert dict(mended.dropped) == {1: "consistent", 2: "new", 3: "concrete", 4: "on_task"}
+    # the Fuji line, with the two others, makes the lines as a whole closer to the Fuji hike
+    # than to their own task: the on_task lens would fail, so it goes
+    assert mended.kept == (
+        "Day 6: 07:00 Fushimi Inari Shrine, walk the torii gates to Mount Inari's summit",
+        "Day 6: 12:30 kitsune udon at Nishimura near the shrine gate, 800 JPY",
+    )
+    assert mended.wanted == 4 and not enough(mended)
+    # what is kept, the board's four lenses pass but the concrete one (too few lines)
+    failed = [c.name for c in check_result(mended.text(), TASK) if not c.passed]
+    assert failed == ["concrete"]
+
+
+def test_lines_about_other_nodes_go_when_most_lines_are() -> None:
+    fuji = [
+        "- Day 7: Mount Fuji fifth station trail from Kawaguchiko lake",
+        "- Day 7: Kawaguchiko lake boat at 14:00, Mount Fuji view",
+        "- Day 6: Tokyo National Museum in Ueno Park, 1,000 JPY",
+        "- Day 6: 07:00 Fushimi Inari Shrine, walk the torii gates to Mount Inari's summit",
+    ]
+    mended = mend_result("\n".join(fuji), TASK)
+    assert dict(mended.dropped) == {0: "on_task", 1: "on_task", 2: "on_task"}
+    assert len(mended.kept) == 1
+
+
+def test_a_line_said_twice_is_kept_once() -> None:
+    line = "- Day 6: 07:00 Fushimi Inari Shrine, walk the torii gates to the summit"
+    assert mend_result(f"{line}\n{line.upper()}", TASK).dropped == ((1, "new"),)
+
+
+def test_a_result_that_is_not_a_plain_list_is_kept_whole() -> None:
+    text = "Day 6: the shrine\n```\nnot a list\n```"
+    assert not listed(text) and listed("1. one\n2) two\n- three")
+    mended = mend_result(text, TASK)
+    assert mended.dropped == () and mended.wanted == 0
+
+
+def test_a_long_enough_list_wants_nothing_more() -> None:
+    lines = [
+        f"- Day {6 + i % 2}: {9 + i}:00 Kyoto, Fushimi Inari Shrine gate {i}, the Kitsune {i} tea house, {300 + i} JPY"
+        for i in range(6)
+    ]
+    mended = mend_result("\n".join(lines), TASK)
+    assert mended.dropped == () and mended.wanted == 0 and enough(mended)
+    # one line about another branch among six: the on_task lens lets it pass, and so does the pass
+    fuji = "- Day 7: 15:00 Mount Fuji fifth station"
+    assert mend_result("\n".join([*lines, fuji]), TASK).dropped == ()
+
+
+def test_the_lines_asked_for_are_added_once_in_day_order() -> None:
+    mended = Mended(("Day 7: 09:00 Tofuku-ji's Tsutenkyo bridge, 600 JPY",), (), 2)
+    answer = "\n".join(
+        [
+            "- Day 7: 09:00 Tofuku-ji's Tsutenkyo bridge, 600 JPY",  # the kept line, echoed
+            "- Day 6: 18:00 dinner at Pontocho alley, kaiseki for 6,000 JPY",
+            "- Day 9: Nara deer park",  # outside the task's days
+            "- Day 6: 15:00 Sanjusangen-do's 1,001 statues, 600 JPY",
+            "- Day 7: 20:00 Gion Corner show, 3,150 JPY",  # one more than wanted: there is room
+        ]
+    )
+    out = added_lines(answer, mended, TASK)
+    assert out.kept == (
+        "Day 6: 18:00 dinner at Pontocho alley, kaiseki for 6,000 JPY",
+        "Day 6: 15:00 Sanjusangen-do's 1,001 statues, 600 JPY",
+        "Day 7: 09:00 Tofuku-ji's Tsutenkyo bridge, 600 JPY",
+        "Day 7: 20:00 Gion Corner show, 3,150 JPY",
+    )
+    assert out.wanted == 2  # still short of six lines
+    # asked for one, an answer with more good lines adds them, up to eight lines in all
+    assert len(added_lines(answer, Mended(mended.kept, (), 1), TASK).kept) == 4
+    full = Mended(
+        tuple(f"Day 6: {h}:00 stop {h} at the Kitsune {h} gate, {h}00 JPY" for h in range(10, 17)), (), 1
+    )
+    assert len(added_lines(answer, full, TASK).kept) == 8
+
+
+def test_unit_order_only_reads_labels_of_the_task_units() -> None:
+    lines = ["Day 7: a", "Dinner 19:00 at b", "Day 6: c", "Day 2: d"]
+    # "Dinner 19" is no label of days 6-7; "Day 2" counts from the task's start (its second day)
+    assert in_unit_order(lines, ("days", 6, 7)) == ["Day 2: d", "Day 6: c", "Day 7: a", "Dinner 19:00 at b"]
+    assert in_unit_order(lines, None) == lines
