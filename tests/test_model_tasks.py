@@ -443,3 +443,14 @@ def test_a_node_whose_split_gave_up_is_asked_another_way() -> None:
     assert "Split it by activity" in first.prompt and first.top_k == 40 and first.seed != 42
     with pytest.raises(ModelError):  # greedy, every try the same echo but the sampled last one
         decompose(ScriptedModel(lambda req: ECHO), spec_of(), ROOT, [], [], "geography", [], attempt=0)
+
+
+def test_a_line_the_token_cap_cut_off_is_left_out() -> None:
+    from specswarm.model.base import Generation
+    from specswarm.model.tasks import _uncut
+
+    text = "- Day 3: Tokyo National Museum, 1,000 JPY.\n- Day 3: After lunch, visit the Tokyo Nat"
+    assert _uncut(Generation(text, 60, 1.0, "m"), 60) == "- Day 3: Tokyo National Museum, 1,000 JPY."
+    assert _uncut(Generation(text, 59, 1.0, "m"), 60) == text  # it stopped on its own
+    assert _uncut(Generation("- one long line", 60, 1.0, "m"), 60) == "- one long line"  # all there is
+    assert _uncut(Generation(text, 60, 1.0, "m", structured=True), 60) == text  # JSON held whole

@@ -35,7 +35,7 @@ from specswarm.critics import Lens, Relative, concrete_lines, contradicted_facts
 from specswarm.critics.wording import concrete_share, keep_on_task, off_task, topic_hits, vague_result
 from specswarm.errors import ModelError
 from specswarm.model.asking import Ask, Kind, TaskCounts, request, token_cap
-from specswarm.model.base import Model, accepts_schema
+from specswarm.model.base import Generation, Model, accepts_schema
 from specswarm.model.lock import generate_locked
 from specswarm.model.parse import (
     Child,
@@ -71,6 +71,15 @@ class GaveUpError(ModelError):
     def __init__(self, message: str, problem: str = "") -> None:
         super().__init__(message)
         self.problem = problem
+
+
+def _uncut(gen: Generation, cap: int) -> str:
+    """The answer without its last line when the token cap cut it off mid-way (the answer used
+    every token it was allowed and has lines before it); a schema-held answer as it is."""
+    text = gen.text.rstrip()
+    if gen.structured or gen.tokens < cap or "\n" not in text:
+        return gen.text
+    return text[: text.rfind("\n")]
 
 
 def _template(prompts: Prompts, kind: Kind) -> str:
@@ -117,7 +126,7 @@ def _attempts(
         if not gen.structured and cut_repeats(gen.text)[1]:  # JSON repeats its lines by design
             counts.loops_cut += 1
         try:
-            return parse(gen.text)
+            return parse(_uncut(gen, cap))
         except OutputError as exc:
             problem = str(exc)
             problems.append(problem)
