@@ -180,7 +180,8 @@ class TaskCounts:
     (:func:`~specswarm.critics.mend.mend_result`): they broke the leaf's facts, drifted to
     another node, repeated a line or carried no specific."""
     completed: int = 0
-    """Answers asked for the lines a mended leaf result still lacked (one per result at most)."""
+    """Answers asked for the lines a mended leaf result still lacked (at most
+    :data:`~specswarm.model.judged.ROUNDS` per result)."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
     dropped (:func:`~specswarm.critics.repair.repair_split`)."""
