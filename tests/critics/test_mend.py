@@ -71,7 +71,8 @@ def test_a_result_that_is_not_a_plain_list_is_kept_whole() -> None:
 
 def test_a_long_enough_list_wants_nothing_more() -> None:
     lines = [
-        f"- Day {6 + i % 2}: {9 + i}:00 Kyoto, Fushimi Inari Shrine gate {i}, the Kitsune {i} tea house, {300 + i} JPY"
+        f"- Day {6 + i % 2}: {9 + i}:00 Kyoto, Fushimi Inari Shrine gate {i}, "
+        f"the Kitsune {i} tea house, {300 + i} JPY"
         for i in range(6)
     ]
     mended = mend_result("\n".join(lines), TASK)
