@@ -34,7 +34,13 @@ def test_a_declared_language_wins_and_unknown_ones_are_kept_for_prompts() -> Non
     swahili = plan_language("Plan a trip", "", "Swahili")
     assert swahili.instruction == "Write in Swahili, the language of the goal."
     assert swahili.headings["overview"] == "Overview"
-    assert plan_language("Plan a trip").instruction == ""  # Latin letters: the prompts say nothing
+    assert plan_language("Plan a trip").instruction == ""  # ASCII letters: the prompts say nothing
+    # Latin letters English does not write: ask for the goal's own language, by no name
+    for goal in ("Planifier un voyage à Lisbonne", "Viaje de diez días a Oporto", "Eine Woche in Köln"):
+        assert plan_language(goal).instruction == "Write in the language the goal is written in."
+        assert plan_language(goal).code is None and plan_language(goal).headings["overview"] == "Overview"
+    assert plan_language("Plan a trip", "Two adults").instruction == ""
+    assert plan_language("Zaplanuj tydzień", "we Wrocławiu").instruction != ""  # the context counts
     assert plan_language("दिल्ली की यात्रा").instruction == "Write in Hindi, the language of the goal."
 
 

@@ -4,8 +4,10 @@
 not known), a name for prompts ("Hindi", or the field as written), and the headings the rendered
 plan uses. Without a ``language`` field the language is read off the letters of the goal and
 its context: a script that one language mostly writes (Devanagari, kana, Hangul, Thai, ...)
-names it; Latin letters cannot tell English from Spanish, so they name none, and the prompts say
-nothing of the language (set ``language`` to ask for one). :func:`letter_script` and
+names it; Latin letters cannot tell English from Spanish, so they name none. A goal in Latin
+letters beyond ASCII (Spanish, French, German, Polish...) gets prompts asking for "the language
+the goal is written in"; one in plain ASCII letters gets prompts that say nothing of the
+language (set ``language`` to name one). :func:`letter_script` and
 :func:`main_script` name the script of a letter and of a text.
 """
 
@@ -54,18 +56,22 @@ _NAMES = {"th": "Thai", "el": "Greek", "he": "Hebrew", "bn": "Bengali", "ta": "T
 @dataclass(frozen=True)
 class Language:
     """A plan's language: ``code`` (None: not known), ``name`` (for prompts; None: "the
-    language the goal is written in") and the rendered ``headings``."""
+    language the goal is written in") and the rendered ``headings``. ``foreign``: not known,
+    but the goal's Latin letters include ones English does not write (é, ñ, ß, ø, ł...)."""
 
     code: str | None
     name: str | None
     headings: dict[str, str] = field(default_factory=dict)
+    foreign: bool = False
 
     @property
     def instruction(self) -> str:
-        """What a prompt says of the language to write in: "" when it is not known (a goal in
-        Latin letters with no ``language`` field: the prompts stay as they are)."""
+        """What a prompt says of the language to write in: "" when it is not known and the goal
+        is in plain ASCII letters (the prompts stay as they are); "Write in the language the
+        goal is written in." when the goal's letters go beyond them (harmless for an English
+        goal that names a café)."""
         if self.name is None:
-            return ""
+            return "Write in the language the goal is written in." if self.foreign else ""
         return f"Write in {self.name}, the language of the goal."
 
 
@@ -105,6 +111,12 @@ def script_language(text: str) -> str | None:
     return top if top not in ("latin", "other") and n * 2 > sum(counts.values()) else None
 
 
+def beyond_ascii(text: str) -> bool:
+    """Whether ``text`` has a Latin letter outside ASCII (é, ñ, ß, ø, ł...): English writes
+    none, most other languages in Latin letters write some in any sentence or two."""
+    return any(ch.isalpha() and not ch.isascii() and letter_script(ch) == "LATIN" for ch in text)
+
+
 _HAN_AND_KANA = ("CJK", "HIRAGANA", "KATAKANA")
 
 
@@ -133,6 +145,6 @@ def plan_language(goal: str, context: str = "", declared: str | None = None) -> 
         return language_named(declared)
     code = script_language(f"{goal}\n{context}")
     if code is None:
-        return Language(None, None, _headings(None))
+        return Language(None, None, _headings(None), foreign=beyond_ascii(f"{goal}\n{context}"))
     name = _HEADINGS[code][0] if code in _HEADINGS else _NAMES.get(code)
     return Language(code, name, _headings(code))
