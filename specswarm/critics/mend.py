@@ -35,7 +35,7 @@ from specswarm.critics.results import (
     repeated_lines,
     width,
 )
-from specswarm.critics.shingles import item_lines, tokens
+from specswarm.critics.shingles import item_lines, numbered, tokens
 
 MAX_LINES = 8
 """Most item lines a result gets from the lines asked for (the prompt asks for 5 to 8)."""
@@ -71,12 +71,7 @@ def listed(text: str) -> bool:
     """Whether ``text`` is a plain list: every non-blank line a list item, no code block (only
     such a result is mended line by line; any other is left as it is)."""
     rows = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return bool(rows) and all(r.startswith(MARKERS) or _numbered(r) for r in rows)
-
-
-def _numbered(row: str) -> bool:
-    head = row.split(" ", 1)[0]
-    return head[:-1].isdigit() and head[-1:] in ".)"
+    return bool(rows) and all(r.startswith(MARKERS) or numbered(r.partition(" ")[0]) for r in rows)
 
 
 def mend_result(text: str, task: ResultTask) -> Mended:
@@ -88,11 +83,15 @@ def mend_result(text: str, task: ResultTask) -> Mended:
         return Mended(tuple(lines))
     held = _held(lines, task, 0)
     kept: list[str] = []
+    seen: set[str] = set()
     for i, line in enumerate(lines):
-        if i not in held and line.casefold() in {k.casefold() for k in kept}:
+        if i in held:
+            continue
+        if line.casefold() in seen:
             held[i] = "new"
-        elif i not in held:
+        else:
             kept.append(line)
+            seen.add(line.casefold())
     return Mended(tuple(kept), tuple(sorted(held.items())), _wanted(kept))
 
 
@@ -103,16 +102,12 @@ def _held(lines: Sequence[str], task: ResultTask, settled: int = 0, drift: bool 
     one sentence often shares more with a neighbour's title than with its own, and the board
     lets a few such lines pass."""
     known = set(tokens(task.task))
-    held: dict[int, str] = {}
-    for i, line in enumerate(lines):
-        if i >= settled and contradicted_facts(line, task.facts, task.span):
-            held[i] = "consistent"
+    fresh = range(settled, len(lines))
+    held = {i: "consistent" for i in fresh if contradicted_facts(lines[i], task.facts, task.span)}
     for i, _, _ in repeated_lines(lines, task.ledger):
         if i >= settled:
             held.setdefault(i, "new")
-    for i, line in enumerate(lines):
-        if i >= settled and i not in held and not is_concrete(line, known):
-            held[i] = "concrete"
+    held |= {i: "concrete" for i in fresh if i not in held and not is_concrete(lines[i], known)}
     if not drift:
         return held
     rest = [i for i in range(len(lines)) if i not in held]
@@ -127,9 +122,13 @@ def _on_task(lines: Sequence[str], task: ResultTask) -> bool:
     return check_on_task(lines, task.own, task.others).passed
 
 
+def _chars(lines: Sequence[str]) -> int:
+    return sum(width(line) for line in lines)
+
+
 def _wanted(kept: Sequence[str]) -> int:
     short = max(0, TARGET_LINES - len(kept))
-    return short or (1 if sum(width(line) for line in kept) < MIN_CHARS else 0)
+    return short or (1 if _chars(kept) < MIN_CHARS else 0)
 
 
 def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
@@ -144,17 +143,16 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     lines = [*mended.kept, *new]
     held = _held(lines, task, len(mended.kept), drift=False)
     room = max(mended.wanted, MAX_LINES - len(mended.kept))
-    fresh: list[str] = []
+    chosen = list(mended.kept)
+    seen = {line.casefold() for line in chosen}
     for i, line in enumerate(new, len(mended.kept)):
-        if len(fresh) >= room or i in held:
-            continue
-        if line.casefold() in {k.casefold() for k in [*mended.kept, *fresh]}:
+        if len(chosen) - len(mended.kept) >= room or i in held or line.casefold() in seen:
             continue
         # one at a time, as long as the lines stay on task (or were not on task before it)
-        before = [*mended.kept, *fresh]
-        if _on_task([*before, line], task) or not _on_task(before, task) and _on_task([line], task):
-            fresh.append(line)
-    kept = in_unit_order([*mended.kept, *fresh], task.span)
+        if _on_task([*chosen, line], task) or not _on_task(chosen, task) and _on_task([line], task):
+            chosen.append(line)
+            seen.add(line.casefold())
+    kept = in_unit_order(chosen, task.span)
     # the new lens weighs shingles by how rare they are among the lines judged: with the new
     # lines in, a line near the bar may cross it
     while repeats := {kept[i] for i, _, _ in repeated_lines(kept, task.ledger)}:
@@ -180,4 +178,4 @@ def in_unit_order(lines: Sequence[str], span: tuple[str, int, int] | None) -> li
 
 def enough(mended: Mended) -> bool:
     """Whether the kept lines are as many and as long as the concrete lens asks."""
-    return len(mended.kept) >= MIN_LINES and sum(width(line) for line in mended.kept) >= MIN_CHARS
+    return len(mended.kept) >= MIN_LINES and _chars(mended.kept) >= MIN_CHARS

@@ -57,6 +57,11 @@ def tokens(text: str) -> list[str]:
     return normal(text).split()
 
 
+def numbered(head: str) -> bool:
+    """Whether ``head``, a line's first word, is a list number ("1.", "12)")."""
+    return head[:-1].isdigit() and head[-1:] in ".)"
+
+
 def item_lines(text: str) -> list[str]:
     """The lines of a result that say something: list markers ("- ", "* ", "1.", "2)") and
     surrounding spaces stripped; blank lines, lines of markup alone and code fences left out."""
@@ -67,7 +72,7 @@ def item_lines(text: str) -> list[str]:
             continue
         line = line.lstrip(BULLETS).strip()
         head, _, rest = line.partition(" ")
-        if rest and head[:-1].isdigit() and head[-1:] in ".)":
+        if rest and numbered(head):
             line = rest.strip()  # "1. ..." or "2) ..."
         if normal(line):
             out.append(" ".join(line.split()))

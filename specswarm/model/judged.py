@@ -34,48 +34,6 @@ from specswarm.spec import GoalSpec
 log = logging.getLogger("specswarm.model")
 
 
-def execute_judged(
-    model: Model,
-    spec: GoalSpec,
-    leaf: Subject,
-    ancestors: Sequence[Subject],
-    *,
-    siblings: Sequence[Subject] = (),
-    planned: Sequence[Written] = (),
-    critique: Sequence[str] = (),
-    failed: Sequence[str] = (),
-    previous: str = "",
-    span: Mapping[str, Any] | None = None,
-    counts: TaskCounts | None = None,
-    attempt: int = 0,
-    failure: str = "",
-) -> str:
-    """One answer for ``leaf`` as the board judges it: the prompt names the path from the root
-    (every ancestor's title, detail and facts), the sibling leaves, what the rest of the tree
-    holds (``planned``: the ledger) and, writing a rejected result again, its text
-    (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
-    (``failed``); ``span``: where the leaf stands in the plan's schedule (field, start, end,
-    total), so its lines number days as the plan does. Asked again only when the answer cannot
-    be parsed. ``attempt``: earlier calls on the leaf that failed (sampled with a seed of their
-    own); ``failure``: what was wrong with the last one's answer."""
-    tally = counts if counts is not None else TaskCounts()
-    tally.revised += 1 if previous else 0
-    ask = Ask(
-        spec,
-        leaf,
-        ancestors,
-        siblings,
-        judged=True,
-        planned=planned,
-        critique=critique,
-        failed=failed,
-        previous=previous,
-        span=span,
-    )
-    parse = partial(parse_execution, goal=spec.goal)
-    return _attempts(model, "execute", ask, parse, tally, attempt * (MAX_RETRIES + 1), failure)
-
-
 def write_judged(
     model: Model,
     spec: GoalSpec,
@@ -93,36 +51,41 @@ def write_judged(
     attempt: int = 0,
     failure: str = "",
 ) -> str:
-    """The result to publish for ``leaf`` (see the module docstring): ``task`` is what the pass
-    judges it against (a first result: the tree's shape alone, no ledger, so the same whoever
-    writes it and whenever; a revision: what the board judged the rejected one on). The other
-    arguments as for :func:`execute_judged`."""
+    """The result to publish for ``leaf`` (see the module docstring). Its prompt names the path
+    from the root (every ancestor's title, detail and facts), the sibling leaves, what the rest
+    of the tree holds (``planned``: the ledger) and, writing a rejected result afresh, its text
+    (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
+    (``failed``); ``span``: where the leaf stands in the plan's schedule, so its lines number
+    days as the plan does. ``task`` is what the pass judges it against (a first result: the
+    tree's shape alone, no ledger, so the same whoever writes it and whenever; a revision: what
+    the board judged the rejected one on). An answer is asked again only when it cannot be
+    parsed. ``attempt``: earlier calls on the leaf that failed (sampled with a seed of their
+    own); ``failure``: what was wrong with the last one's answer."""
     tally = counts if counts is not None else TaskCounts()
-    ask = Ask(spec, leaf, ancestors, siblings, judged=True, planned=planned, span=span)
-    if previous:
-        kept = mend_result(previous, task)
-        if kept.kept and (kept.dropped or kept.wanted):
-            tally.revised += 1
-            return _completed(model, ask, task, kept, tally, attempt)
-    text = execute_judged(
-        model,
+    tally.revised += 1 if previous else 0
+    whole = Ask(
         spec,
         leaf,
         ancestors,
-        siblings=siblings,
+        siblings,
+        judged=True,
         planned=planned,
         critique=critique,
         failed=failed,
         previous=previous,
         span=span,
-        counts=tally,
-        attempt=attempt,
-        failure=failure,
     )
+    lines = replace(whole, critique=(), failed=(), previous="")  # asks for lines, not a result
+    if previous:
+        kept = mend_result(previous, task)
+        if kept.kept and (kept.dropped or kept.wanted):
+            return _completed(model, lines, task, kept, tally, attempt)
+    parse = partial(parse_execution, goal=spec.goal)
+    text = _attempts(model, "execute", whole, parse, tally, attempt * (MAX_RETRIES + 1), failure)
     mended = mend_result(text, task)
     if not mended.dropped and not mended.wanted:
         return text  # all good: the board judges it as written
-    done = _completed(model, ask, task, mended, tally, attempt)
+    done = _completed(model, lines, task, mended, tally, attempt)
     return done if item_lines(done) else text  # nothing to build on: the board judges it
 
 
