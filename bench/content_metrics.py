@@ -4,7 +4,8 @@
 words); the metrics here score the text of its leaves and hold in any language and script. They
 use the swarm's own language-independent tools on purpose, the same for every system: the item
 lines, character trigrams, rarity weights and digits of any script of
-:mod:`specswarm.critics.shingles`, the rule of the board's ``concrete`` lens
+:mod:`specswarm.critics.shingles`, the names of :mod:`specswarm.critics.names` (in cased
+scripts), the rule of the board's ``concrete`` lens
 (:func:`specswarm.critics.results.is_concrete`), the script of a letter
 (:mod:`specswarm.spec.language`) and the schedule of :mod:`specswarm.plan.schedule`. No word
 lists.
@@ -23,6 +24,9 @@ concrete_lines_median  the median over leaves of the item lines that name       
                        leaf's own title and detail do not hold (the concrete lens)
 repeated_across_leaves pairs of item lines of two different leaves that say the     lower
                        same thing (the ``new`` lens's weighted trigram Dice)
+named_again            names (a place, a thing, a component: :mod:`specswarm.      lower
+                       critics.names`, told by capitals) a leaf names that a leaf
+                       before it in tree order names already
 language_share         share of the letters of every title and result written in   higher
                        the goal's own script
 schedule               summed fields (the spec's ``sum`` constraints) the tree's    higher
@@ -49,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from quality_metrics import Offence, QNode, QTree, Score  # noqa: E402
 
+from specswarm.critics.names import Lexicon, names, same_name  # noqa: E402
 from specswarm.critics.results import MIN_CHARS, NEAR_DUPLICATE, is_concrete, width  # noqa: E402
 from specswarm.critics.shingles import Weights, item_lines, pair_dice, shingles, tokens  # noqa: E402
 from specswarm.plan.schedule import schedules  # noqa: E402
@@ -65,6 +70,7 @@ CONTENT_METRICS: Mapping[str, str] = {
     "leaves_under_200": f"leaf results under {SHORT_LEAF} chars (lower better)",
     "concrete_lines_median": "concrete lines per leaf, median (higher better)",
     "repeated_across_leaves": "line pairs repeated across leaves (lower better)",
+    "named_again": "names planned again in a later leaf (lower better)",
     "language_share": "letters in the goal's script (higher better)",
     "schedule": "summed fields with a schedule (higher better)",
     "summarised": "split nodes with a summary (higher better)",
@@ -160,6 +166,31 @@ def repeated_across_leaves(tree: QTree) -> Score:
     return Score(len(items), tuple(items))
 
 
+def named_again(tree: QTree) -> Score:
+    """Names (:func:`~specswarm.critics.names.names`) of a leaf's item lines that a leaf before
+    it in tree order names already, once per leaf and name; what the goal, the root's detail and
+    the split nodes' titles say names nothing (they say where, not what). Items: each such
+    name, with the leaf that named it first."""
+    leaves = tree.leaves()
+    root = tree.nodes[tree.root]
+    known = " ".join([root.title, root.detail, *(n.title for n in tree.walk() if n.children)])
+    lex = Lexicon.of([line for leaf in leaves for line in leaf_lines(leaf)], known)
+    seen: list[tuple[frozenset[str], QNode]] = []
+    items = []
+    for leaf in leaves:
+        mine = [n for line in leaf_lines(leaf) for n in names(line, lex)]
+        said: list[frozenset[str]] = []
+        for n in mine:
+            first = next((q for keys, q in seen if same_name(n.keys, keys)), None)
+            if first is not None and not any(same_name(n.keys, k) for k in said):
+                items.append(
+                    Offence((first.id, leaf.id), f"{leaf.title!r}: {n.surface!r}, named in {first.title!r}")
+                )
+                said.append(n.keys)
+        seen.extend((n.keys, leaf) for n in mine if not any(same_name(n.keys, k) for k, _ in seen))
+    return Score(len(items), tuple(items))
+
+
 def language_share(tree: QTree, goal: str | None = None) -> Score:
     """Share of the letters of every node's title and every leaf's result written in the
     goal's script (:func:`~specswarm.spec.language.main_script` of ``goal``, by default the
@@ -243,6 +274,7 @@ def evaluate_content(
         "leaves_under_200": leaves_under(tree),
         "concrete_lines_median": concrete_lines_median(tree),
         "repeated_across_leaves": repeated_across_leaves(tree),
+        "named_again": named_again(tree),
         "language_share": language_share(tree, goal),
         "schedule": has_schedule(tree, constraints),
         "summarised": summarised(tree),

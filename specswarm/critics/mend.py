@@ -6,10 +6,10 @@ writing the whole result again. Pure functions, no model.
 A line is left out when it
 
 * says what the task's facts rule out ("Day 5" in a task of days 1-2: ``consistent``);
-* is closer to another node than to its own leaf, when more than half of the lines are
-  (``on_task``);
-* repeats a line of an earlier leaf's counted result, or word for word a line above it
-  (``new``);
+* is closer to another node than to its own leaf, when more than half of the lines are, or
+  names what a node off the leaf's path names (``on_task``);
+* repeats a line of an earlier leaf's counted result, names what such a line names, or
+  says word for word a line above it (``new``);
 * carries no specific: no digit and too few words its task does not already say
   (``concrete``).
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specswarm.critics.names import named_elsewhere
 from specswarm.critics.numbers import contradicted_facts
 from specswarm.critics.results import (
     MIN_CHARS,
     MIN_LINES,
-    UNIT_LABEL,
     ResultTask,
     Written,
     check_on_task,
@@ -35,7 +35,7 @@ from specswarm.critics.results import (
     repeated_lines,
     width,
 )
-from specswarm.critics.shingles import item_lines, numbered, tokens
+from specswarm.critics.shingles import UNIT_LABEL, item_lines, numbered, tokens
 
 MAX_LINES = 8
 """Most item lines a result gets from the lines asked for (the prompt asks for 5 to 8)."""
@@ -104,10 +104,13 @@ def _held(lines: Sequence[str], task: ResultTask, settled: int = 0, drift: bool 
     known = set(tokens(task.task))
     fresh = range(settled, len(lines))
     held = {i: "consistent" for i in fresh if contradicted_facts(lines[i], task.facts, task.span)}
-    for i, _, _ in repeated_lines(lines, task.ledger):
+    for i, _, _ in repeated_lines(lines, task.ledger, known=task.known):
         if i >= settled:
             held.setdefault(i, "new")
     held |= {i: "concrete" for i in fresh if i not in held and not is_concrete(lines[i], known)}
+    for i, _, _ in named_elsewhere(lines, task.rest, task.known) if task.rest else ():
+        if i >= settled:
+            held.setdefault(i, "on_task")
     if not drift:
         return held
     rest = [i for i in range(len(lines)) if i not in held]
@@ -155,7 +158,7 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     kept = in_unit_order(chosen, task.span)
     # the new lens weighs shingles by how rare they are among the lines judged: with the new
     # lines in, a line near the bar may cross it
-    while repeats := {kept[i] for i, _, _ in repeated_lines(kept, task.ledger)}:
+    while repeats := {kept[i] for i, _, _ in repeated_lines(kept, task.ledger, known=task.known)}:
         kept = [line for line in kept if line not in repeats]
     return Mended(tuple(kept), mended.dropped, _wanted(kept))
 

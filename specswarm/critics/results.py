@@ -1,6 +1,6 @@
 """The board's critics of a leaf result (``review.results``): four lenses, mechanical and
 language-independent (character shingles, digits of any script, line counts and lengths;
-:mod:`.shingles`). Pure functions, no model.
+:mod:`.shingles`; names told by capitals: :mod:`.names`). Pure functions, no model.
 
 ============  ==============================================================================
 lens          fails when
@@ -10,10 +10,11 @@ concrete      the result is thin: fewer than :data:`MIN_LINES` item lines or
               any script, or :data:`NEW_TOKENS` words its task's own text does not hold)
 on_task       the result is closer to another node than to its own leaf: to a sibling, a
               stage beside its branch or a node planned before it (the whole result, or half
-              of its lines)
+              of its lines); or a line names what a node off its path names (:mod:`.names`)
 new           an item line says what a line of another leaf's counted result says (shingle
               Dice >= :data:`NEAR_DUPLICATE`, shingles weighted by how rare they are among the
-              other lines; the results written before it, in tree order: the ledger)
+              other lines; the results written before it, in tree order: the ledger), or
+              names a place, thing or component such a line names (:mod:`.names`)
 consistent    the result says what the leaf's facts rule out ("Day 3" in a two-day task;
               :func:`~specswarm.critics.numbers.contradicted_facts`)
 ============  ==============================================================================
@@ -25,14 +26,15 @@ before it alone: two scorers of one result write the same critique, whichever vo
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from specswarm.critics.items import Check, Facts, clamp
+from specswarm.critics.names import named_elsewhere, shared_names
 from specswarm.critics.numbers import contradicted_facts
 from specswarm.critics.shingles import (
+    UNIT_LABEL,
     Weights,
     closest,
     cosine,
@@ -98,6 +100,17 @@ class ResultTask:
     """The counted results of the leaves before this one, in tree order."""
     span: tuple[str, int, int] | None = None
     """The leaf's place in the plan's schedule: (field, first, last), e.g. ("days", 6, 7)."""
+    rest: Mapping[str, str] = field(default_factory=dict)
+    """Every node off the leaf's path, named as a note names it -> its title and detail: a line
+    naming what one of them names is planned in the wrong place (:mod:`.names`)."""
+    frame: str = ""
+    """The titles of the plan's split nodes: its stages name where a leaf is, not what it
+    plans ("Kyoto" in a line under another stage is no sight planned twice)."""
+
+    @property
+    def known(self) -> str:
+        """What the task and the plan's stages already say (:mod:`.names`: no new name)."""
+        return f"{self.task} {self.frame}".strip()
 
 
 def check_result(text: str, task: ResultTask) -> list[Check]:
@@ -105,8 +118,8 @@ def check_result(text: str, task: ResultTask) -> list[Check]:
     lines = item_lines(text)
     return [
         check_concrete(lines, task.task),
-        check_on_task(lines, task.own, task.others),
-        check_new(lines, task.ledger),
+        check_on_task(lines, task.own, task.others, task.rest, task.known),
+        check_new(lines, task.ledger, task.known),
         check_consistent(text, task.facts, task.span),
     ]
 
@@ -134,14 +147,10 @@ def _new_words(line: str, known: set[str]) -> int:
     return sum(max(1, len(t) // LONG_TOKEN) for t in tokens(line) if t not in known and len(t) >= 2)
 
 
-UNIT_LABEL = re.compile(r"^\W*\w+\s+(\d{1,3})\s*[:.)-]")
-"""A line's leading unit label ("Day 6:", "Week 2 -", "Tag 3."): it says where, not what."""
-
-
 def is_concrete(line: str, known: set[str]) -> bool:
-    """Whether an item line carries a specific: a digit of any script past its leading unit label
-    (:data:`UNIT_LABEL`), or :data:`NEW_TOKENS` words (:func:`~specswarm.critics.shingles.tokens`)
-    not in ``known``, the words of its task."""
+    """Whether an item line carries a specific: a digit of any script past its leading unit
+    label (:data:`~specswarm.critics.shingles.UNIT_LABEL`), or :data:`NEW_TOKENS` words
+    (:func:`~specswarm.critics.shingles.tokens`) not in ``known``, the words of its task."""
     return has_digit(UNIT_LABEL.sub("", line, count=1)) or _new_words(line, known) >= NEW_TOKENS
 
 
@@ -206,50 +215,66 @@ def drifted_lines(
     return drifted, near if astray else ""
 
 
-def check_on_task(lines: Sequence[str], own: str, others: Mapping[str, str]) -> Check:
+def check_on_task(
+    lines: Sequence[str],
+    own: str,
+    others: Mapping[str, str],
+    rest: Mapping[str, str] | None = None,
+    known: str = "",
+) -> Check:
     """The result is about its own leaf: the whole of it, and at least half of its lines, are
-    closer (weighted shingle cosine) to the leaf's own text than to any other node's."""
-    if not lines or not others:
+    closer (weighted shingle cosine) to the leaf's own text than to any other node's; and no line
+    names what another node off its path names (``rest``; ``known``: what the task already says,
+    :func:`~specswarm.critics.names.named_elsewhere`)."""
+    placed = named_elsewhere(lines, rest, known) if rest and lines else []
+    if not lines or not (others or placed):
         return Check("on_task", 100, True, "no other node to drift to")
     drifted, near = drifted_lines(lines, own, others)
-    n_drifted = sum(len(v) for v in drifted.values())
+    off = {i for idx in drifted.values() for i in idx} | {i for i, _, _ in placed}
     said = "; ".join(f"{_which(idx)} about {name}" for name, idx in sorted(drifted.items()))
-    score = clamp(100 * (1 - n_drifted / len(lines))) if not near else 0
-    if near or n_drifted * 2 > len(lines):
+    named = "; ".join(f'line {i + 1} names "{n.surface}", which {node} plans' for i, node, n in placed)
+    score = clamp(100 * (1 - len(off) / len(lines))) if not near else 0
+    n_drifted = sum(len(v) for v in drifted.values())
+    if near or n_drifted * 2 > len(lines) or placed:
         head = f"the result is closer to {near} than to its own task" if near else ""
-        note = "; ".join(p for p in (head, said) if p) + ": write about this task only"
+        note = "; ".join(p for p in (head, said, named) if p) + ": write about this task only"
         return Check("on_task", min(score, 49), False, note)
     return Check("on_task", score, True, said or "every line is about this task")
 
 
 def repeated_lines(
-    lines: Sequence[str], ledger: Sequence[Written], bar: float = NEAR_DUPLICATE
+    lines: Sequence[str], ledger: Sequence[Written], bar: float = NEAR_DUPLICATE, known: str | None = None
 ) -> list[tuple[int, str, Written]]:
     """The item lines that say what a line of an earlier leaf's counted result says (shingle
-    Dice >= ``bar``, shingles most other lines share weighing little): (the line's index, the
-    ledger's line it repeats, that line's leaf), in line order."""
+    Dice >= ``bar``, shingles most other lines share weighing little) and, when ``known`` (what
+    the task already says) is given, those that name what such a line names
+    (:func:`~specswarm.critics.names.shared_names`): (the line's index, the ledger's line it
+    repeats, that line's leaf), in line order."""
     theirs = [(line, w) for w in ledger for line in w.lines]
     if not lines or not theirs:
         return []
     mine = [shingles(line) for line in lines]
     sets = [shingles(line) for line, _ in theirs]
     w = Weights([*mine, *sets])
-    out = []
+    out: dict[int, tuple[int, str, Written]] = {}
     for i, grams in enumerate(mine):
         sims = [pair_dice(grams, other, w) for other in sets]
         best = max(range(len(sets)), key=lambda j: (sims[j], -j))
         if sims[best] >= bar:
-            out.append((i, *theirs[best]))
-    return out
+            out[i] = (i, *theirs[best])
+    if known is not None:
+        for i, j, _ in shared_names(lines, [line for line, _ in theirs], known):
+            out.setdefault(i, (i, *theirs[j]))
+    return [out[i] for i in sorted(out)]
 
 
-def check_new(lines: Sequence[str], ledger: Sequence[Written]) -> Check:
-    """No item line says what a line of an earlier leaf's counted result says
-    (:func:`repeated_lines`)."""
+def check_new(lines: Sequence[str], ledger: Sequence[Written], known: str = "") -> Check:
+    """No item line says what a line of an earlier leaf's counted result says, or names what
+    such a line names (:func:`repeated_lines`; ``known``: what the task already says)."""
     if not lines or not any(w.lines for w in ledger):
         return Check("new", 100, True, "nothing planned before it")
     repeats = []
-    for i, line, written in repeated_lines(lines, ledger):
+    for i, line, written in repeated_lines(lines, ledger, known=known):
         where = f'"{written.title}"' + (f" ({written.number})" if written.number else "")
         repeats.append(f"line {i + 1} {_quote(lines[i])} repeats {_quote(line)} of {where}")
     score = clamp(100 * (1 - len(repeats) / len(lines)))

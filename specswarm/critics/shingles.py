@@ -11,6 +11,7 @@ every line) weigh nothing; rare ones (a name two lines share) weigh most (:class
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,8 @@ from functools import lru_cache
 N = 3
 """Shingle length in characters."""
 BULLETS = "-*•·–—>+"
+UNIT_LABEL = re.compile(r"^\W*\w+\s+(\d{1,3})\s*[:.)-]")
+"""A line's leading unit label ("Day 6:", "Week 2 -", "Tag 3."): it says where, not what."""
 """Characters that open a list item, stripped from an item line."""
 
 

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from specswarm.critics.mend import Mended, added_lines, enough, mend_result
+from specswarm.critics.names import named
 from specswarm.critics.results import ResultTask, Written
 from specswarm.critics.shingles import item_lines
 from specswarm.errors import ModelError
@@ -53,16 +54,18 @@ def write_judged(
 ) -> str:
     """The result to publish for ``leaf`` (see the module docstring). Its prompt names the path
     from the root (every ancestor's title, detail and facts), the sibling leaves, what the rest
-    of the tree holds (``planned``: the ledger) and, writing a rejected result afresh, its text
-    (``previous``), what the board asked to fix (``critique``) and which of its checks it failed
-    (``failed``); ``span``: where the leaf stands in the plan's schedule, so its lines number
-    days as the plan does. ``task`` is what the pass judges it against (a first result: the
-    tree's shape alone, no ledger, so the same whoever writes it and whenever; a revision: what
-    the board judged the rejected one on). An answer is asked again only when it cannot be
-    parsed. ``attempt``: earlier calls on the leaf that failed (sampled with a seed of their
-    own); ``failure``: what was wrong with the last one's answer."""
+    of the tree holds (``planned``, and the names ``task``'s ledger holds) and, writing a
+    rejected result afresh, its text (``previous``), what the board asked to fix
+    (``critique``) and which of its checks it failed (``failed``); ``span``: where the leaf
+    stands in the plan's schedule, so its lines number days as the plan does. ``task`` is what
+    the pass judges it against (a first result: the tree's shape alone, no ledger, so the same
+    whoever writes it and whenever; a revision: what the board judged the rejected one on). An
+    answer is asked again only when it cannot be parsed. ``attempt``: earlier calls on the leaf
+    that failed (sampled with a seed of their own); ``failure``: what was wrong with the last
+    one's answer."""
     tally = counts if counts is not None else TaskCounts()
     tally.revised += 1 if previous else 0
+    taken = named([line for w in task.ledger for line in w.lines], task.known, TAKEN)
     whole = Ask(
         spec,
         leaf,
@@ -74,6 +77,7 @@ def write_judged(
         failed=failed,
         previous=previous,
         span=span,
+        taken=taken,
     )
     lines = replace(whole, critique=(), failed=(), previous="")  # asks for lines, not a result
     if previous:
@@ -125,3 +129,5 @@ def _completed(
 
 ROUNDS = 2
 """Answers asked for the lines a mended result lacks, at most."""
+TAKEN = 24
+"""Names of the ledger a prompt lists, at most (the first written first)."""

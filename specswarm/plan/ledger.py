@@ -100,7 +100,8 @@ def own_text(plan: Plan, n: NodeView) -> str:
 def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
     """What the board judges a result of ``leaf`` against: its facts, what its task says, its
     own text and the other nodes' (its siblings, the stages beside its branch, every node
-    before it in tree order, its ancestors aside), the ledger of the results before it."""
+    before it in tree order, its ancestors aside), the ledger of the results before it, every
+    node off its path (their names are theirs to plan) and the titles of the split nodes."""
     path = path_of(plan, leaf)
     above = {a.id for a in path}
     nums = numbers(plan)
@@ -123,7 +124,15 @@ def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
     task += " " + " ".join(_said(a) for a in [*path, leaf])
     placed = span_of(plan, leaf.id)
     span = (placed.field, placed.start, placed.end) if placed is not None else None
-    return ResultTask(leaf.facts, task, own_text(plan, leaf), others, tuple(ledger(plan, leaf)), span)
+    rest = {
+        f'"{o.title}" ({nums.get(o.id, "?")})': f"{o.title}. {o.detail}"
+        for o in walked
+        if o.id not in above and o.id != leaf.id
+    }
+    frame = " ".join(n.title for n in walked if not n.leaf and n.id != ROOT)
+    return ResultTask(
+        leaf.facts, task, own_text(plan, leaf), others, tuple(ledger(plan, leaf)), span, rest, frame
+    )
 
 
 PLANNED_LEAVES = 6
