@@ -14,7 +14,8 @@ A line is left out when it
   (``concrete``).
 
 The same lenses judge the mended result on the board; a line kept here can still fail there
-(the ledger may have grown, or the result as a whole may drift).
+(the ledger may have grown, or the result as a whole may drift). A line left out only for a
+name another leaf plans is put back when the model gives too few others (:func:`refilled`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ class Mended:
     wanted: int = 0
     """More lines to ask for: up to :data:`TARGET_LINES`, and at least one while the kept lines
     are under :data:`~specswarm.critics.results.MIN_CHARS` characters."""
+    spare: tuple[str, ...] = ()
+    """Lines left out only for naming what another leaf plans (:mod:`.names`): put back, in
+    order, when the model gives too few others to make the result long enough
+    (:func:`refilled`). A result that repeats a name fails one lens; a thin one fails the reader."""
 
     def text(self) -> str:
         """The kept lines as a list ("- " each)."""
@@ -81,7 +86,7 @@ def mend_result(text: str, task: ResultTask) -> Mended:
     lines = item_lines(text)
     if not listed(text):
         return Mended(tuple(lines))
-    held = _held(lines, task, 0)
+    held, by_name = _held(lines, task, 0)
     kept: list[str] = []
     seen: set[str] = set()
     for i, line in enumerate(lines):
@@ -92,33 +97,42 @@ def mend_result(text: str, task: ResultTask) -> Mended:
         else:
             kept.append(line)
             seen.add(line.casefold())
-    return Mended(tuple(kept), tuple(sorted(held.items())), _wanted(kept))
+    spare = tuple(lines[i] for i in sorted(by_name))
+    return Mended(tuple(kept), tuple(sorted(held.items())), _wanted(kept), spare)
 
 
-def _held(lines: Sequence[str], task: ResultTask, settled: int = 0, drift: bool = True) -> dict[int, str]:
+def _held(
+    lines: Sequence[str], task: ResultTask, settled: int = 0, drift: bool = True
+) -> tuple[dict[int, str], set[int]]:
     """Index -> the lens that holds it, of the lines past the first ``settled`` (lines kept
-    already). ``drift``: drifted lines are held too, but only when the on_task lens would fail
-    for them (more than half of the lines drift, or the lines as a whole): a line the size of
-    one sentence often shares more with a neighbour's title than with its own, and the board
-    lets a few such lines pass."""
+    already), and which of them are held only for a name (planned by an earlier leaf: ``new``;
+    by a node off the leaf's path: ``on_task``). ``drift``: drifted lines are held too, but only
+    when the on_task lens would fail for them (more than half of the lines drift, or the lines
+    as a whole): a line the size of one sentence often shares more with a neighbour's title
+    than with its own, and the board lets a few such lines pass."""
     known = set(tokens(task.task))
     fresh = range(settled, len(lines))
     held = {i: "consistent" for i in fresh if contradicted_facts(lines[i], task.facts, task.span)}
-    for i, _, _ in repeated_lines(lines, task.ledger, known=task.known):
+    for i, _, _ in repeated_lines(lines, task.ledger):
         if i >= settled:
             held.setdefault(i, "new")
     held |= {i: "concrete" for i in fresh if i not in held and not is_concrete(lines[i], known)}
-    for i, _, _ in named_elsewhere(lines, task.rest, task.known) if task.rest else ():
-        if i >= settled:
-            held.setdefault(i, "on_task")
+    named = [(i, "new") for i, _, _ in repeated_lines(lines, task.ledger, known=task.known)]
+    named += (
+        [(i, "on_task") for i, _, _ in named_elsewhere(lines, task.rest, task.known)] if task.rest else []
+    )
+    by_name = {i for i, lens in named if i >= settled and i not in held}
+    for i, lens in named:
+        if i in by_name:
+            held.setdefault(i, lens)
     if not drift:
-        return held
+        return held, by_name
     rest = [i for i in range(len(lines)) if i not in held]
     drifted, near = drifted_lines([lines[i] for i in rest], task.own, task.others)
     astray = [rest[j] for idx in drifted.values() for j in idx]
     if near or 2 * len(astray) > len(rest):
         held.update((i, "on_task") for i in astray if i >= settled)
-    return held
+    return held, by_name
 
 
 def _on_task(lines: Sequence[str], task: ResultTask) -> bool:
@@ -144,7 +158,7 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     echoes = {i for i, _, _ in repeated_lines(new, [Written("", mended.kept)], ECHO)}
     new = [line for i, line in enumerate(new) if i not in echoes]
     lines = [*mended.kept, *new]
-    held = _held(lines, task, len(mended.kept), drift=False)
+    held, by_name = _held(lines, task, len(mended.kept), drift=False)
     room = max(mended.wanted, MAX_LINES - len(mended.kept))
     chosen = list(mended.kept)
     seen = {line.casefold() for line in chosen}
@@ -160,18 +174,35 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     # lines in, a line near the bar may cross it
     while repeats := {kept[i] for i, _, _ in repeated_lines(kept, task.ledger, known=task.known)}:
         kept = [line for line in kept if line not in repeats]
+    spare = (*mended.spare, *(lines[i] for i in sorted(by_name)))
+    return Mended(tuple(kept), mended.dropped, _wanted(kept), spare)
+
+
+def refilled(mended: Mended, span: tuple[str, int, int] | None = None) -> Mended:
+    """``mended`` with its :attr:`~Mended.spare` lines put back, in order, until it is long
+    enough for the concrete lens (:func:`enough`) or none is left; in the order of the leaf's
+    units (``span``: :func:`in_unit_order`)."""
+    kept = list(mended.kept)
+    seen = {line.casefold() for line in kept}
+    for line in mended.spare:
+        if enough(Mended(tuple(kept))):
+            break
+        if line.casefold() not in seen:
+            kept.append(line)
+            seen.add(line.casefold())
+    kept = in_unit_order(kept, span)
     return Mended(tuple(kept), mended.dropped, _wanted(kept))
 
 
 def in_unit_order(lines: Sequence[str], span: tuple[str, int, int] | None) -> list[str]:
     """``lines`` stably sorted by their leading label ("Day 6:", "Week 2 -") when its number is
     one of the leaf's units in ``span`` (its place in the schedule); a line without one goes with
-    the line above it. Without a span the order is kept."""
+    the line above it (the first lines with the first unit). Without a span the order is kept."""
     if span is None:
         return list(lines)
     units = set(range(span[1], span[2] + 1)) | set(range(1, span[2] - span[1] + 2))
     keyed = []
-    key = 0
+    key = span[1]
     for line in lines:
         m = UNIT_LABEL.match(line)
         key = int(m.group(1)) if m and int(m.group(1)) in units else key

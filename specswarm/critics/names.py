@@ -198,17 +198,6 @@ def shared_names(lines: Sequence[str], theirs: Sequence[str], known: str) -> lis
     return out
 
 
-def named(lines: Sequence[str], known: str, limit: int) -> list[str]:
-    """The names ``lines`` hold, as first written, one per distinct name, at most ``limit``."""
-    lex = Lexicon.of(lines, known)
-    out: list[Name] = []
-    for line in lines:
-        for n in names(line, lex):
-            if len(out) < limit and not any(same_name(n.keys, o.keys) for o in out):
-                out.append(n)
-    return [n.surface for n in out]
-
-
 def named_elsewhere(lines: Sequence[str], rest: Mapping[str, str], known: str) -> list[tuple[int, str, Name]]:
     """The lines of ``lines`` that name what another node's own text names: (index in ``lines``,
     the node, the name as the line writes it), the first such name of each line. ``rest``: every

@@ -87,10 +87,6 @@ class Ask:
     wanted: int = 0
     """(execute, judged) how many lines to write: more beside :attr:`kept`, or all of them again
     when the pass kept none of an answer; 0 asks for a whole result."""
-    taken: Sequence[str] = ()
-    """(execute, judged) names the counted results of the leaves before this one hold already
-    (places, things, components: :func:`~specswarm.critics.names.named`); none in a first
-    result."""
     children: Sequence[Mapping[str, Any]] = ()
     """(summarize) the node's children: title, detail, facts, leaf, and text (a leaf's counted
     result, a split child's summary)."""
@@ -148,7 +144,6 @@ class Ask:
             "children": [dict(c) for c in self.children],
             "kept": list(self.kept),
             "wanted": self.wanted,
-            "taken": list(self.taken),
             "span": dict(self.span) if self.span else dict(NO_SPAN),
         }
 

@@ -20,8 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from specswarm.critics.mend import Mended, added_lines, enough, mend_result
-from specswarm.critics.names import named
+from specswarm.critics.mend import Mended, added_lines, enough, mend_result, refilled
 from specswarm.critics.results import ResultTask, Written
 from specswarm.critics.shingles import item_lines
 from specswarm.errors import ModelError
@@ -54,7 +53,7 @@ def write_judged(
 ) -> str:
     """The result to publish for ``leaf`` (see the module docstring). Its prompt names the path
     from the root (every ancestor's title, detail and facts), the sibling leaves, what the rest
-    of the tree holds (``planned``, and the names ``task``'s ledger holds) and, writing a
+    of the tree holds (``planned``) and, writing a
     rejected result afresh, its text (``previous``), what the board asked to fix
     (``critique``) and which of its checks it failed (``failed``); ``span``: where the leaf
     stands in the plan's schedule, so its lines number days as the plan does. ``task`` is what
@@ -65,7 +64,6 @@ def write_judged(
     one's answer."""
     tally = counts if counts is not None else TaskCounts()
     tally.revised += 1 if previous else 0
-    taken = named([line for w in task.ledger for line in w.lines], task.known, TAKEN)
     whole = Ask(
         spec,
         leaf,
@@ -77,7 +75,6 @@ def write_judged(
         failed=failed,
         previous=previous,
         span=span,
-        taken=taken,
     )
     lines = replace(whole, critique=(), failed=(), previous="")  # asks for lines, not a result
     if previous:
@@ -99,7 +96,8 @@ def _completed(
     """``mended``'s lines, and as many more as it wants from further answers to ``ask`` with the
     lines that stay shown: a second answer (:data:`ROUNDS`) only while the lines are fewer or
     shorter than the board accepts and the last answer added some; the lines so far when the
-    model fails."""
+    model fails. A result still too short then gets back the lines left out only for naming
+    what another part plans (:func:`~specswarm.critics.mend.refilled`)."""
     tally.mended += len(mended.dropped)
     done = mended
     for _ in range(ROUNDS):
@@ -124,10 +122,15 @@ def _completed(
         )
         if enough(done) or len(done.kept) == len(before.kept):
             break
+    if not enough(done) and done.spare:
+        before, done = done, refilled(done, task.span)
+        log.info(
+            "%r: put back %d lines naming what another part plans",
+            ask.node.title,
+            len(done.kept) - len(before.kept),
+        )
     return done.text()
 
 
 ROUNDS = 2
 """Answers asked for the lines a mended result lacks, at most."""
-TAKEN = 24
-"""Names of the ledger a prompt lists, at most (the first written first)."""

@@ -341,8 +341,7 @@ def _judged_answer(prompt: str) -> str:
     task = _find(r"^Task: (.*?)(?: \(.*\))?$", prompt, "the task")
     _, _, salt = prompt.partition("An earlier answer to this task was rejected by the reviewers.")
     _, _, planned = prompt.partition("Already planned in other parts of the plan")
-    _, _, named = prompt.partition("Named in other parts of the plan already")
-    taken = (planned + named + salt).lower()
+    taken = (planned + salt).lower()
 
     def pick(i: int) -> int:
         return int.from_bytes(hashlib.sha256(f"{task}\n{salt}\n{i}".encode()).digest()[:8], "big")

@@ -47,7 +47,6 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "span",
         "kept",
         "wanted",
-        "taken",
     ),
     "summarize": ("goal", "context", "language", "node", "ancestors", "children"),
 }
@@ -110,7 +109,6 @@ _RICH: dict[str, Any] = {
     "previous": "- Visit the temples of Higashiyama",
     "kept": ["06:30 Kiyomizu-dera before the tour buses, 500 JPY"],
     "wanted": 4,
-    "taken": ["Fushimi Inari Shrine", "Nishiki Market"],
     "span": {"field": "days", "start": 6, "end": 7, "total": 14, "labels": ["Day 6", "Day 7"], "lines": 3},
     "children": [
         {
@@ -152,7 +150,7 @@ _BARE: dict[str, dict[str, Any]] = {
         "siblings": [],
     }
     | {"avoid": [], "vague": False, "judged": False, "planned": []}
-    | {"critique": [], "failed": [], "previous": "", "span": NO_SPAN, "kept": [], "wanted": 0, "taken": []},
+    | {"critique": [], "failed": [], "previous": "", "span": NO_SPAN, "kept": [], "wanted": 0},
     "summarize": {
         "context": "",
         "language": "",

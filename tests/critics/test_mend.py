@@ -3,7 +3,9 @@ it asks for, and how the lines asked for are added."""
 
 from __future__ import annotations
 
-from specswarm.critics.mend import Mended, added_lines, enough, in_unit_order, listed, mend_result
+from dataclasses import replace
+
+from specswarm.critics.mend import Mended, added_lines, enough, in_unit_order, listed, mend_result, refilled
 from specswarm.critics.results import ResultTask, Written, check_result
 
 TASK = ResultTask(
@@ -114,3 +116,36 @@ def test_unit_order_only_reads_labels_of_the_task_units() -> None:
     # "Dinner 19" is no label of days 6-7; "Day 2" counts from the task's start (its second day)
     assert in_unit_order(lines, ("days", 6, 7)) == ["Day 2: d", "Day 6: c", "Day 7: a", "Dinner 19:00 at b"]
     assert in_unit_order(lines, None) == lines
+
+
+def test_lines_left_out_for_a_name_alone_come_back_when_the_model_gives_too_few() -> None:
+    ledger = (Written("Tokyo temples", ("Day 1: 07:00 Sensoji Temple before the crowds, free",), "1.1"),)
+    task = ResultTask(
+        facts={"days": 1},
+        task="Plan a two-week trip to Japan Tokyo cherry blossom viewing days 1",
+        own="Tokyo cherry blossom viewing days 1",
+        others={},
+        ledger=ledger,
+        span=("days", 5, 5),
+    )
+    text = "\n".join(
+        [
+            "- Day 5: 09:00 Ueno Park's 800 cherry trees along the main avenue",
+            "- Day 5: 11:00 Shinobazu Pond by rowing boat, 700 JPY for 30 minutes",
+            "- Day 5: 13:00 Sensoji Temple and the blossoms over its pagoda",
+            "- Day 5: 16:00 Sumida Park riverside walk under the trees, 2 km",
+        ]
+    )
+    mended = mend_result(text, task)
+    assert dict(mended.dropped) == {2: "new"} and mended.spare == (text.splitlines()[2][2:],)
+    assert mended.wanted == 3 and not enough(mended)
+    # the model gave nothing new: the Sensoji line comes back, after the lines of its day
+    back = refilled(added_lines("- Day 5: 13:00 Sensoji Temple again", mended, task), task.span)
+    rows = [line[2:] for line in text.splitlines()]
+    assert back.kept == (rows[0], rows[1], rows[3], rows[2]) and back.wanted == 2  # 4 lines: still short
+    assert back.spare == ()
+    # enough already: nothing is put back
+    full = Mended(
+        tuple(f"Day 5: {h}:00 line {h} of the day at the Kitanomaru park gate" for h in range(8, 14))
+    )
+    assert refilled(replace(full, spare=("Day 5: Sensoji",)), task.span).kept == full.kept

@@ -3,7 +3,7 @@ thing, and the board's lenses that use them (a name planned twice, a name planne
 
 from __future__ import annotations
 
-from specswarm.critics.names import Lexicon, named, named_elsewhere, names, same_name, same_word, shared_names
+from specswarm.critics.names import Lexicon, named_elsewhere, names, same_name, same_word, shared_names
 from specswarm.critics.results import ResultTask, Written, check_result
 
 KNOWN = "Plan a two-week trip to Japan Tokyo Explore Tokyo's temples days 2"
@@ -52,8 +52,6 @@ def test_shared_names_point_at_the_line_that_named_it_first() -> None:
     theirs = ["Day 1: the Meiji Shrine at dawn", "Day 2: evening at Sensoji Temple, Asakusa"]
     hits = shared_names(mine, theirs, "Plan a trip to Japan")
     assert [(i, j, n.surface) for i, j, n in hits] == [(0, 1, "Sensoji Temple")]
-    assert named(theirs, "Plan a trip to Japan", 5) == ["Meiji Shrine", "Sensoji Temple", "Asakusa"]
-    assert named(theirs, "Plan a trip to Japan", 1) == ["Meiji Shrine"]
 
 
 def test_a_name_another_node_plans_is_found_unless_the_leaf_says_it_too() -> None:
