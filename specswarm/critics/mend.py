@@ -3,7 +3,9 @@ board's lenses (:mod:`.results`) would hold against it are left out, and what it
 to be accepted is counted, so the executor asks the model for that many more lines instead of
 writing the whole result again. Pure functions, no model.
 
-A line is left out when it
+A line whose leading unit label is past the leaf's units ("Day 10:" in a task of days 8-9) is
+moved to the nearest one when that is all that is wrong with it (:func:`relabelled`). A line is
+left out when it
 
 * says what the task's facts rule out ("Day 5" in a task of days 1-2: ``consistent``);
 * is closer to another node than to its own leaf, when more than half of the lines are, or
@@ -86,6 +88,7 @@ def mend_result(text: str, task: ResultTask) -> Mended:
     lines = item_lines(text)
     if not listed(text):
         return Mended(tuple(lines))
+    lines = [relabelled(line, task) for line in lines]
     held, by_name = _held(lines, task, 0)
     kept: list[str] = []
     seen: set[str] = set()
@@ -154,7 +157,7 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     added one at a time while the on_task lens passes on the lines so far: at most ``wanted``
     of them, or as many as fit in :data:`MAX_LINES`, all in the order of their leading unit
     labels ("Day 6: ..." before "Day 7: ...")."""
-    new = item_lines(answer)
+    new = [relabelled(line, task) for line in item_lines(answer)]
     echoes = {i for i, _, _ in repeated_lines(new, [Written("", mended.kept)], ECHO)}
     new = [line for i, line in enumerate(new) if i not in echoes]
     lines = [*mended.kept, *new]
@@ -192,6 +195,22 @@ def refilled(mended: Mended, span: tuple[str, int, int] | None = None) -> Mended
             seen.add(line.casefold())
     kept = in_unit_order(kept, span)
     return Mended(tuple(kept), mended.dropped, _wanted(kept))
+
+
+def relabelled(line: str, task: ResultTask) -> str:
+    """``line`` with a leading unit label past the leaf's units in the schedule moved to the
+    nearest of them ("Day 10:" -> "Day 9:" in a task of days 8-9), when that is all its facts
+    hold against it; else ``line`` as it is. A small model asked for two days' lines often
+    numbers on; what it plans is the leaf's all the same."""
+    m = UNIT_LABEL.match(line)
+    span = task.span
+    if m is None or span is None or not contradicted_facts(line, task.facts, span):
+        return line
+    n = int(m.group(1))
+    if span[1] <= n <= span[2]:
+        return line
+    moved = f"{line[: m.start(1)]}{min(max(n, span[1]), span[2])}{line[m.end(1) :]}"
+    return line if contradicted_facts(moved, task.facts, span) else moved
 
 
 def in_unit_order(lines: Sequence[str], span: tuple[str, int, int] | None) -> list[str]:

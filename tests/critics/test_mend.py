@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from specswarm.critics.mend import Mended, added_lines, enough, in_unit_order, listed, mend_result, refilled
+from specswarm.critics.mend import (
+    Mended,
+    added_lines,
+    enough,
+    in_unit_order,
+    listed,
+    mend_result,
+    refilled,
+    relabelled,
+)
 from specswarm.critics.results import ResultTask, Written, check_result
 
 TASK = ResultTask(
@@ -23,7 +32,7 @@ TASK = ResultTask(
 RESULT = "\n".join(
     [
         "- Day 6: 07:00 Fushimi Inari Shrine, walk the torii gates to Mount Inari's summit",
-        "- Day 8: Kinkaku-ji, the Golden Pavilion, 500 JPY entry",  # outside days 6-7
+        "- Day 7: Kinkaku-ji, the Golden Pavilion, on a 3-day Kansai pass",  # 3 days in a 2-day task
         "- Day 7: Nishiki Market food stalls, 2,000 JPY",  # another leaf's line
         "- Day 7: Visit Fushimi Inari Shrine",  # says nothing the task does not
         "- Day 7: Mount Fuji fifth station trail from Kawaguchiko lake",  # another branch's
@@ -149,3 +158,15 @@ def test_lines_left_out_for_a_name_alone_come_back_when_the_model_gives_too_few(
         tuple(f"Day 5: {h}:00 line {h} of the day at the Kitanomaru park gate" for h in range(8, 14))
     )
     assert refilled(replace(full, spare=("Day 5: Sensoji",)), task.span).kept == full.kept
+
+
+def test_a_day_label_past_the_leaf_s_days_is_moved_to_its_last_day() -> None:
+    assert relabelled("Day 8: Kinkaku-ji, the Golden Pavilion, 500 JPY entry", TASK) == (
+        "Day 7: Kinkaku-ji, the Golden Pavilion, 500 JPY entry"
+    )
+    assert relabelled("Day 6: 07:00 Fushimi Inari Shrine", TASK) == "Day 6: 07:00 Fushimi Inari Shrine"
+    # a label is all that is moved: a line its facts rule out for another reason stays as it is
+    ruled_out = "Day 8: a 3-day Kansai rail pass"
+    assert relabelled(ruled_out, TASK) == ruled_out
+    mended = mend_result("- Day 6: 07:00 Fushimi Inari Shrine torii walk\n- Day 9: 18:00 Gion at dusk", TASK)
+    assert mended.kept[-1] == "Day 7: 18:00 Gion at dusk" and not mended.dropped
