@@ -87,6 +87,25 @@ def test_a_line_two_leaves_share_is_repeated_but_not_one_leaf_repeating_itself()
     assert "Shinkansen" in str(repeated.items[0]) and "(1.00)" in str(repeated.items[0])
 
 
+def test_a_name_a_later_leaf_names_again_counts_once_per_leaf() -> None:
+    tree = from_nested(
+        (
+            "Plan a trip to Japan",
+            [
+                ("Tokyo", "- 07:00 the Sensoji Temple gate\n- Lunch in Asakusa at a soba shop"),
+                ("Kyoto", "- 09:00 Kinkakuji pond\n- Evening in Gion, 3,000 JPY dinner"),
+                ("Design", "- Sensoji Temple's wooden gate again\n- Kinkakuji and the Sensoji roofs"),
+            ],
+        )
+    )
+    again = cm.named_again(tree)
+    # Design names Sensoji (first in Tokyo) and Kinkakuji (first in Kyoto), each once; "JPY"
+    # is in capitals throughout, "Japan" the goal's own word
+    assert again.value == 2
+    assert sorted(o.nodes for o in again.items) == [("1", "3"), ("2", "3")]
+    assert "'Sensoji Temple', named in 'Tokyo'" in str(again.items[0])
+
+
 def test_language_share_counts_letters_of_the_goals_script() -> None:
     # Devanagari goal; consonants only, so every character is a letter (vowel signs are marks):
     # titles सफर 3 + नगर 3, result कमल 3 + Tokyo 5 Latin: 9 of 14
