@@ -59,3 +59,13 @@ def test_headings_follow_the_goal_s_language() -> None:
     text = render_plan(fold(sw.events), "markdown")
     assert "## सारांश" in text and "## स्रोत" in text and "- **स्थिति:**" in text
     assert "## Overview" not in text
+
+
+def test_schedule_labels_follow_a_language_the_headings_are_written_for() -> None:
+    assert plan_language("在八周内开一家小咖啡馆").unit_label("weeks") == "第{n}周"
+    assert plan_language("Oporto", declared="es").unit_label("days") == "Día {n}"
+    assert plan_language("दिल्ली और आगरा में पाँच दिन").unit_label("Days") == "दिन {n}"
+    # English, a language not known, another field: the label comes from the field's name
+    assert plan_language("Plan a trip").unit_label("days") is None
+    assert plan_language("Viaje a Oporto en seis días").unit_label("days") is None
+    assert plan_language("在八周内开一家小咖啡馆").unit_label("budget_eur") is None

@@ -102,6 +102,9 @@ def test_a_leaf_s_span_is_its_range_where_it_has_one_of_its_own() -> None:
     assert Span("days", 7, 9, 9).labels == ["Day 7", "Day 8", "Day 9"]
     assert Span("Stunden", 3, 3, 8).labels == ["Stunden 3"] and Span("weeks", 1, 2, 8).labels[1] == "Week 2"
     assert [Span("days", 1, n, 14).lines for n in (1, 2, 3, 5)] == [6, 3, 2, 2]
+    # the plan's language names the units; the prompt's span says nothing more of it
+    assert Span("weeks", 2, 3, 8, "第{n}周").labels == ["第2周", "第3周"]
+    assert Span("weeks", 2, 3, 8, "第{n}周").to_prompt().keys() == Span("weeks", 2, 3, 8).to_prompt().keys()
 
 
 def test_the_execute_prompt_asks_for_the_schedule_s_day_labels() -> None:

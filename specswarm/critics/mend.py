@@ -38,7 +38,7 @@ from specswarm.critics.results import (
     repeated_lines,
     width,
 )
-from specswarm.critics.shingles import UNIT_LABEL, item_lines, numbered, tokens
+from specswarm.critics.shingles import item_lines, numbered, tokens, unit_number
 
 MAX_LINES = 8
 """Most item lines a result gets from the lines asked for (the prompt asks for 5 to 8)."""
@@ -202,14 +202,14 @@ def relabelled(line: str, task: ResultTask) -> str:
     nearest of them ("Day 10:" -> "Day 9:" in a task of days 8-9), when that is all its facts
     hold against it; else ``line`` as it is. A small model asked for two days' lines often
     numbers on; what it plans is the leaf's all the same."""
-    m = UNIT_LABEL.match(line)
+    label = unit_number(line)
     span = task.span
-    if m is None or span is None or not contradicted_facts(line, task.facts, span):
+    if label is None or span is None or not contradicted_facts(line, task.facts, span):
         return line
-    n = int(m.group(1))
+    n, start, end = label
     if span[1] <= n <= span[2]:
         return line
-    moved = f"{line[: m.start(1)]}{min(max(n, span[1]), span[2])}{line[m.end(1) :]}"
+    moved = f"{line[:start]}{min(max(n, span[1]), span[2])}{line[end:]}"
     return line if contradicted_facts(moved, task.facts, span) else moved
 
 
@@ -223,8 +223,8 @@ def in_unit_order(lines: Sequence[str], span: tuple[str, int, int] | None) -> li
     keyed = []
     key = span[1]
     for line in lines:
-        m = UNIT_LABEL.match(line)
-        key = int(m.group(1)) if m and int(m.group(1)) in units else key
+        label = unit_number(line)
+        key = label[0] if label is not None and label[0] in units else key
         keyed.append((key, line))
     return [line for _, line in sorted(keyed, key=lambda kv: kv[0])]
 

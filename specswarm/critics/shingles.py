@@ -20,8 +20,25 @@ from functools import lru_cache
 N = 3
 """Shingle length in characters."""
 BULLETS = "-*•·–—>+"
-UNIT_LABEL = re.compile(r"^\W*\w+\s+(\d{1,3})\s*[:.)-]")
-"""A line's leading unit label ("Day 6:", "Week 2 -", "Tag 3."): it says where, not what."""
+UNIT_LABEL = re.compile(
+    r"^\W*(?:(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])+\s+(\d{1,3})"
+    r"|(?:(?![A-Za-z])[^\W\d_]){0,2}(\d{1,3})(?:(?![A-Za-z])[^\W\d_]){1,3})\s*[:：.)、-]"
+)
+"""A line's leading unit label: it says where, not what. A word and a number ("Day 6:", "Week
+2 -", "Tag 3.", "दिन 6:"), or a number inside letters of a script other than Latin ("第6天：",
+"6日目:"); never a time ("10:00"). :func:`unit_number` reads it."""
+
+
+def unit_number(line: str) -> tuple[int, int, int] | None:
+    """The number of ``line``'s leading unit label (:data:`UNIT_LABEL`) and where it stands in
+    the line (start, end); None without one."""
+    m = UNIT_LABEL.match(line)
+    if m is None:
+        return None
+    g = 1 if m.group(1) is not None else 2
+    return int(m.group(g)), m.start(g), m.end(g)
+
+
 """Characters that open a list item, stripped from an item line."""
 
 

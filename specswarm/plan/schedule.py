@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from specswarm.plan.views import NodeView, Plan
+from specswarm.spec.language import plan_language
 
 
 @dataclass(frozen=True)
@@ -142,11 +143,17 @@ class Span:
     start: int
     end: int
     total: int | float
+    label: str = ""
+    """How the plan's language names unit ``{n}`` ("第{n}天"); "" builds the label from the
+    field's name."""
 
     @property
     def labels(self) -> list[str]:
         """How a line names each of its units: "Day 6", "Day 7" for days 6-7 (a field named in
-        the plural with a trailing "s" loses it; any other name is used as it is)."""
+        the plural with a trailing "s" loses it; any other name is used as it is), or as
+        :attr:`label` says in the plan's language ("第6天", "Día 6")."""
+        if self.label:
+            return [self.label.format(n=n) for n in range(self.start, self.end + 1)]
         unit = self.field[:-1] if len(self.field) > 2 and self.field.endswith("s") else self.field
         unit = unit[:1].upper() + unit[1:]
         return [f"{unit} {n}" for n in range(self.start, self.end + 1)]
@@ -158,7 +165,8 @@ class Span:
 
     def to_prompt(self) -> dict[str, Any]:
         """The ``span`` an execute prompt template is given."""
-        return {**dataclasses.asdict(self), "labels": self.labels, "lines": self.lines}
+        said = {k: v for k, v in dataclasses.asdict(self).items() if k != "label"}
+        return {**said, "labels": self.labels, "lines": self.lines}
 
 
 def span_of(plan: Plan, node_id: str) -> Span | None:
@@ -169,7 +177,10 @@ def span_of(plan: Plan, node_id: str) -> Span | None:
             if slot.start is None or slot.end is None or slot.shared or slot.end < slot.start:
                 continue
             if slot.node == node_id:
-                return Span(sched.field, slot.start, slot.end, sched.total)
+                spec = plan.spec
+                said = plan_language(spec.goal, spec.context, spec.language) if spec else None
+                label = said.unit_label(sched.field) if said is not None else None
+                return Span(sched.field, slot.start, slot.end, sched.total, label or "")
     return None
 
 

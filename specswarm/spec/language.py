@@ -50,6 +50,24 @@ _HEADINGS: dict[str, tuple[str, ...]] = {
 }
 """The rendered plan's headings in the languages they are written for (others: English)."""
 
+_UNITS: dict[str, tuple[str, str, str]] = {
+    # code: (day n, week n, month n)
+    "hi": ("दिन {n}", "सप्ताह {n}", "महीना {n}"),
+    "es": ("Día {n}", "Semana {n}", "Mes {n}"),
+    "fr": ("Jour {n}", "Semaine {n}", "Mois {n}"),
+    "de": ("Tag {n}", "Woche {n}", "Monat {n}"),
+    "pt": ("Dia {n}", "Semana {n}", "Mês {n}"),
+    "it": ("Giorno {n}", "Settimana {n}", "Mese {n}"),
+    "ja": ("{n}日目", "第{n}週", "{n}か月目"),
+    "zh": ("第{n}天", "第{n}周", "第{n}个月"),
+    "ko": ("{n}일차", "{n}주차", "{n}개월차"),
+    "ru": ("День {n}", "Неделя {n}", "Месяц {n}"),
+    "ar": ("اليوم {n}", "الأسبوع {n}", "الشهر {n}"),
+}
+"""How a line names day, week and month n of a schedule, in the languages headings are written
+for (English and the others: from the field's name, "Day 6")."""
+_UNIT_FIELDS = {"day": 0, "days": 0, "week": 1, "weeks": 1, "month": 2, "months": 2}
+
 _NAMES = {"th": "Thai", "el": "Greek", "he": "Hebrew", "bn": "Bengali", "ta": "Tamil"}
 
 
@@ -73,6 +91,14 @@ class Language:
         if self.name is None:
             return "Write in the language the goal is written in." if self.foreign else ""
         return f"Write in {self.name}, the language of the goal."
+
+    def unit_label(self, field_name: str) -> str | None:
+        """How a line in this language names unit ``{n}`` of a schedule's ``field_name``
+        ("第{n}天" for days in Chinese): for days, weeks and months in a language the headings
+        are written for, English aside; None otherwise."""
+        row = _UNITS.get(self.code or "")
+        k = _UNIT_FIELDS.get(field_name.lower())
+        return row[k] if row is not None and k is not None else None
 
 
 def _headings(code: str | None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from specswarm.critics.mend import (
     relabelled,
 )
 from specswarm.critics.results import ResultTask, Written, check_result
+from specswarm.critics.shingles import unit_number
 
 TASK = ResultTask(
     facts={"days": 2},
@@ -170,3 +171,10 @@ def test_a_day_label_past_the_leaf_s_days_is_moved_to_its_last_day() -> None:
     assert relabelled(ruled_out, TASK) == ruled_out
     mended = mend_result("- Day 6: 07:00 Fushimi Inari Shrine torii walk\n- Day 9: 18:00 Gion at dusk", TASK)
     assert mended.kept[-1] == "Day 7: 18:00 Gion at dusk" and not mended.dropped
+
+
+def test_unit_labels_in_other_scripts_are_read_and_times_are_not() -> None:
+    lines = ["第6天：参观伏见稻荷大社", "दिन 6: क़ुतुब मीनार", "6日目：清水寺", "Día 6: la Ribeira"]
+    assert [unit_number(line) for line in lines] == [(6, 1, 2), (6, 4, 5), (6, 0, 1), (6, 4, 5)]
+    assert unit_number("10:00 Kiyomizu-dera") is None and unit_number("Morning, 9:00 tea") is None
+    assert in_unit_order(["第7天：晚餐", "第6天：早餐"], ("days", 6, 7)) == ["第6天：早餐", "第7天：晚餐"]
