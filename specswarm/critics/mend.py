@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specswarm.critics.names import named_elsewhere
+from specswarm.critics.names import named_elsewhere, shared_names
 from specswarm.critics.numbers import contradicted_facts
 from specswarm.critics.results import (
     MIN_CHARS,
@@ -120,10 +120,9 @@ def _held(
         if i >= settled:
             held.setdefault(i, "new")
     held |= {i: "concrete" for i in fresh if i not in held and not is_concrete(lines[i], known)}
-    named = [(i, "new") for i, _, _ in repeated_lines(lines, task.ledger, known=task.known)]
-    named += (
-        [(i, "on_task") for i, _, _ in named_elsewhere(lines, task.rest, task.known)] if task.rest else []
-    )
+    planned = [line for w in task.ledger for line in w.lines]
+    named = [(i, "new") for i, _, _ in shared_names(lines, planned, task.known)]
+    named += [(i, "on_task") for i, _, _ in named_elsewhere(lines, task.rest, task.known)]
     by_name = {i for i, lens in named if i >= settled and i not in held}
     for i, lens in named:
         if i in by_name:

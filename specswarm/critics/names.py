@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os.path import commonprefix
+from typing import TypeVar
 
 from specswarm.critics.shingles import UNIT_LABEL
 
@@ -42,6 +43,7 @@ MIN_PREFIX = 4
 """Fewest letters two forms of one word share from their start."""
 MIN_WORD = 3
 """Fewest letters of a distinctive word ("AM", "PM" and initials identify nothing)."""
+K = TypeVar("K")
 
 
 def same_word(a: str, b: str) -> bool:
@@ -180,22 +182,30 @@ def same_name(a: frozenset[str], b: frozenset[str]) -> bool:
     return 2 * shared > len(small)
 
 
+def _first_named(
+    lines: Sequence[str], theirs: Sequence[tuple[K, str]], known: str
+) -> list[tuple[int, K, Name]]:
+    """For each of ``lines`` that names what a text of ``theirs`` names: (its index, the key of
+    the first such text, the name as the line writes it), the line's first such name."""
+    if not lines or not theirs:
+        return []
+    lex = Lexicon.of([*lines, *(text for _, text in theirs)], known)
+    their_names = [(key, names(text, lex)) for key, text in theirs]
+    out = []
+    for i, line in enumerate(lines):
+        for mine in names(line, lex):
+            key = next((k for k, ns in their_names if any(same_name(mine.keys, n.keys) for n in ns)), None)
+            if key is not None:
+                out.append((i, key, mine))
+                break
+    return out
+
+
 def shared_names(lines: Sequence[str], theirs: Sequence[str], known: str) -> list[tuple[int, int, Name]]:
     """The lines of ``lines`` that name what a line of ``theirs`` names: (index in ``lines``,
     index in ``theirs``, the name as ``lines`` writes it), the first such name of each line.
     ``known``: what the task already says (its words name nothing new)."""
-    lex = Lexicon.of([*lines, *theirs], known)
-    their_names = [names(t, lex) for t in theirs]
-    out = []
-    for i, line in enumerate(lines):
-        for mine in names(line, lex):
-            j = next(
-                (j for j, ns in enumerate(their_names) if any(same_name(mine.keys, n.keys) for n in ns)), None
-            )
-            if j is not None:
-                out.append((i, j, mine))
-                break
-    return out
+    return _first_named(lines, list(enumerate(theirs)), known)
 
 
 def named_elsewhere(lines: Sequence[str], rest: Mapping[str, str], known: str) -> list[tuple[int, str, Name]]:
@@ -203,15 +213,4 @@ def named_elsewhere(lines: Sequence[str], rest: Mapping[str, str], known: str) -
     the node, the name as the line writes it), the first such name of each line. ``rest``: every
     node off the leaf's path, named as a note names it -> its title and detail; ``known``: what
     the task already says (a name the leaf's own path says is the leaf's to plan too)."""
-    lex = Lexicon.of([*lines, *rest.values()], known)
-    theirs = {node: names(text, lex) for node, text in sorted(rest.items())}
-    out = []
-    for i, line in enumerate(lines):
-        for mine in names(line, lex):
-            node = next(
-                (k for k, ns in theirs.items() if any(same_name(mine.keys, n.keys) for n in ns)), None
-            )
-            if node is not None:
-                out.append((i, node, mine))
-                break
-    return out
+    return _first_named(lines, sorted(rest.items()), known)

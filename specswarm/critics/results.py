@@ -226,7 +226,7 @@ def check_on_task(
     closer (weighted shingle cosine) to the leaf's own text than to any other node's; and no line
     names what another node off its path names (``rest``; ``known``: what the task already says,
     :func:`~specswarm.critics.names.named_elsewhere`)."""
-    placed = named_elsewhere(lines, rest, known) if rest and lines else []
+    placed = named_elsewhere(lines, rest or {}, known)
     if not lines or not (others or placed):
         return Check("on_task", 100, True, "no other node to drift to")
     drifted, near = drifted_lines(lines, own, others)

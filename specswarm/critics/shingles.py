@@ -20,6 +20,7 @@ from functools import lru_cache
 N = 3
 """Shingle length in characters."""
 BULLETS = "-*•·–—>+"
+"""Characters that open a list item, stripped from an item line."""
 UNIT_LABEL = re.compile(
     r"^\W*(?:(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])+\s+(\d{1,3})"
     r"|(?:(?![A-Za-z])[^\W\d_]){0,2}(\d{1,3})(?:(?![A-Za-z])[^\W\d_]){1,3})\s*[:：.)、-]"
@@ -37,9 +38,6 @@ def unit_number(line: str) -> tuple[int, int, int] | None:
         return None
     g = 1 if m.group(1) is not None else 2
     return int(m.group(g)), m.start(g), m.end(g)
-
-
-"""Characters that open a list item, stripped from an item line."""
 
 
 @lru_cache(maxsize=4096)
