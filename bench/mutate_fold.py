@@ -3,8 +3,8 @@
     python bench/mutate_fold.py [--tests tests/test_fold_properties.py ...] [--only NAME]
 
 Each mutant is one small edit of ``specswarm/plan/rules.py`` (the ranked-ballot rule, the
-first-past-the-quorum rule, the fallback to the best rejected split) or of
-``specswarm/plan/results.py`` (the board's rule for leaf results). For each, the repo's
+first-past-the-quorum rule, the fallback to the best rejected split, which claim wins a leaf)
+or of ``specswarm/plan/results.py`` (the board's rule for leaf results and rival rounds). For each, the repo's
 ``specswarm/`` and ``tests/`` are copied into a temporary directory, the edit is applied there
 (never in the checkout) and the given tests run against the copy. A mutant is *killed* when a
 test fails, *survived* when all pass. The checkout's own rules must pass first (else the
@@ -26,11 +26,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RULES = Path("specswarm/plan/rules.py")
 RESULTS = Path("specswarm/plan/results.py")
-DEFAULT_TESTS = ("tests/test_fold.py", "tests/test_fold_properties.py", "tests/test_result_board.py")
+DEFAULT_TESTS = (
+    "tests/test_fold.py",
+    "tests/test_fold_properties.py",
+    "tests/test_result_board.py",
+    "tests/test_result_rivals.py",
+)
 """The fast example tests of the split rules first: pytest stops at the first failure (``-x``),
 so a mutant they kill costs seconds, not a hypothesis search. The board's rule for results is
-caught by the property tests, and its rarer cases (texts two executors copied) by
-tests/test_result_board.py's examples."""
+caught by the property tests, and its rarer cases (texts two executors copied, rival rounds)
+by tests/test_result_board.py's and tests/test_result_rivals.py's examples."""
 
 
 @dataclass(frozen=True)
@@ -125,15 +130,19 @@ MUTANTS = (
     Mutant(
         "result-latest-quorum",
         "of several accepted results of a leaf, the latest to reach the quorum counts",
-        "counted = min(candidates)[1] if candidates else None",
-        "counted = max(candidates)[1] if candidates else None",
+        "else min(candidates)[1] if candidates else None",
+        "else max(candidates)[1] if candidates else None",
         RESULTS,
     ),
     Mutant(
         "result-quorum-short",
         "a result is accepted one approving vote short of the quorum",
-        "        if len(approvals) >= q:\n            done = approvals[q - 1]",
-        "        if len(approvals) >= max(1, q - 1):\n            done = approvals[max(1, q - 1) - 1]",
+        "if len(approvals) >= q and body.revises in rivals:\n"
+        "            rounds.setdefault(body.revises, []).append((-(mean or 0), body.output, res.id))\n"
+        "        elif len(approvals) >= q:\n            done = approvals[q - 1]",
+        "if len(approvals) >= max(1, q - 1) and body.revises in rivals:\n"
+        "            rounds.setdefault(body.revises, []).append((-(mean or 0), body.output, res.id))\n"
+        "        elif len(approvals) >= max(1, q - 1):\n            done = approvals[max(1, q - 1) - 1]",
         RESULTS,
     ),
     Mutant(
@@ -146,7 +155,7 @@ MUTANTS = (
     Mutant(
         "result-fallback-early",
         "the best rejected result counts before the leaf's revisions are used up",
-        "if not ranked or (len(set(said.values())) < chain and not stuck):",
+        "if not ranked or (used < chain and not stuck):",
         "if not ranked:",
         RESULTS,
     ),
@@ -167,8 +176,8 @@ MUTANTS = (
     Mutant(
         "result-chain-counts-copies",
         "two rejected results with the same text count twice in the chain of revisions",
-        "len(set(said.values())) < chain",
-        "len(said) < chain",
+        "used = len(set(said.values())) if not rounds",
+        "used = len(said) if not rounds",
         RESULTS,
     ),
     Mutant(
@@ -177,6 +186,47 @@ MUTANTS = (
         "stuck = any(rev in said and said[rev] == said[rid] for rid, rev in revising)",
         "stuck = len(set(said.values())) < len(said)",
         RESULTS,
+    ),
+    Mutant(
+        "round-not-awaited",
+        "a rival round's result counts before every writer of the round has written and been judged",
+        "waiting = _open_rounds(claims, rivals, judged, q, n_scorers)",
+        "waiting: set[str] = set()",
+        RESULTS,
+    ),
+    Mutant(
+        "round-first-past-quorum",
+        "of a rival round's accepted results, the first to reach the quorum counts, not the best",
+        "if len(approvals) >= q and body.revises in rivals:",
+        "if len(approvals) >= q and body.revises in rivals and False:",
+        RESULTS,
+    ),
+    Mutant(
+        "round-rival-owes-nothing",
+        "a round closes once the holder's revision is judged, a rival's claim unwritten",
+        "if not holders or owed:",
+        "if not holders:",
+        RESULTS,
+    ),
+    Mutant(
+        "round-worst",
+        "of a rival round's accepted results, the one the board scored lowest counts",
+        "counted = min(closed)[2] if closed",
+        "counted = max(closed)[2] if closed",
+        RESULTS,
+    ),
+    Mutant(
+        "round-chain-counts-texts",
+        "with rivals, the chain counts texts, not rounds: one round uses up two revisions",
+        "used = len(set(said.values())) if not rounds else 1 + _depth(dict(revising))",
+        "used = len(set(said.values()))",
+        RESULTS,
+    ),
+    Mutant(
+        "rival-wins-claim",
+        "a rival's claim may win the leaf",
+        "if cid not in dead and b.rival is None]",
+        "if cid not in dead]",
     ),
 )
 

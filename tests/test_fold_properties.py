@@ -37,9 +37,9 @@ SETTINGS = settings(
 
 OUTSIDER = Identity(b"\x0f" * 32)
 ACTIONS = ["grow", "grow", "grow", "votes", "ballot", "ballot", "claim", "claim", "result", "result"]
-JUDGING = ["judge", "judge", "revise"]
-"""More actions where the board judges results (``review.results``): votes on results, and
-results that write a rejected one again."""
+JUDGING = ["judge", "judge", "revise", "rival"]
+"""More actions where the board judges results (``review.results``): votes on results, results
+that write a rejected one again, and rivals' claims and revisions (``review.rivals``)."""
 SUMMARIZING = ["summary", "summary"]
 """More actions where split nodes get summaries (``review.summaries``): summaries written from
 what the children hold, or early (from what they do not hold yet, or no longer)."""
@@ -227,6 +227,24 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             results.append(res)
             if draw(st.integers(0, 3)):
                 judge(res, [0, 1, 1, 1, 1, 1])
+        elif action == "rival" and results:
+            # a rival's claim to write a result again (mostly a rejected one of the current tree;
+            # now and then superseding a claim of the leaf), and mostly its revision, judged
+            rejected = [r.id for n in plan.leaves() for r in n.results if r.status == "rejected"]
+            targets = [r for r in results if r.id in rejected]
+            earlier = draw(st.sampled_from(targets if targets and draw(st.integers(0, 3)) else results))
+            leaf = earlier.wire["leaf"]
+            same_leaf = [c for c in claims if c.wire["leaf"] == leaf]
+            supersedes = draw(st.sampled_from([None, None, *(c.id for c in same_leaf)]))
+            who = draw(st.sampled_from(exe))
+            claim = sw.claim(who, leaf, supersedes, lamport=draw(lam), rival=earlier.id)
+            claims.append(claim)
+            if draw(st.integers(0, 3)):
+                text = f"out {draw(st.integers(0, 5))}"
+                res = sw.result(who, leaf, claim, output=text, revises=earlier.id, lamport=draw(lam))
+                results.append(res)
+                if draw(st.integers(0, 3)):
+                    judge(res, [0, 1, 1, 1, 1, 1])
     if judging:
         # chains on some leaves of the tree: a result, its verdict, a revision, its verdict...
         # (a revision with the same text now and then: a stuck model; a copy of the text by
@@ -253,6 +271,16 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 res = sw.result(who, leaf.id, claim, output=text, revises=revises, lamport=draw(lam))
                 results.append(res)
                 judge(res, [0, 1, 1, 1, 1, 1], (True, False, False, False))
+                if revises is not None and draw(st.booleans()):
+                    # a rival writes the same rejected result again, mostly (another text)
+                    rival = draw(st.sampled_from(exe))
+                    rc = sw.claim(rival, leaf.id, lamport=draw(lam), rival=revises)
+                    claims.append(rc)
+                    if draw(st.integers(0, 3)):
+                        other = f"out {draw(st.integers(0, 5))}"
+                        alt = sw.result(rival, leaf.id, rc, output=other, revises=revises, lamport=draw(lam))
+                        results.append(alt)
+                        judge(alt, [0, 1, 1, 1, 1, 1], (True, True, False))
                 prev = res
     if summarizing:
         # summaries bottom-up: a level's ready nodes, now and then twice (a second writer)
@@ -510,15 +538,43 @@ def reference(events: list[Event]) -> dict[str, Any]:
             return None
         return min(x for c in chains.values() for x in c)[2][2]
 
-    def live_claims(claims: dict[str, Event]) -> list[Event]:
-        dead = {
+    def dead_claims(claims: dict[str, Event]) -> set[str]:
+        return {
             c.wire["supersedes"]
             for c in claims.values()
             if c.wire["supersedes"] in claims and claims[c.wire["supersedes"]].lamport < c.lamport
         }
+
+    def live_claims(claims: dict[str, Event]) -> list[Event]:
+        """The live claims that may win the leaf (a rival's never does), least first."""
+        dead = dead_claims(claims)
         return sorted(
-            (c for c in claims.values() if c.id not in dead), key=lambda c: (c.lamport, c.author, c.id)
+            (c for c in claims.values() if c.id not in dead and "rival" not in c.wire),
+            key=lambda c: (c.lamport, c.author, c.id),
         )
+
+    def revisions_from_first(r: Event, mine: list[Event]) -> int:
+        by_id = {x.id: x for x in mine}
+        steps, cur = 0, r
+        while cur.wire.get("revises") in by_id and steps <= len(mine):
+            cur, steps = by_id[cur.wire["revises"]], steps + 1
+        return steps
+
+    def round_open(target: str, mine: list[Event], claims: dict[str, Event], tally: dict[str, Any]) -> bool:
+        """A rival round (the results writing ``target`` again, where a rival claimed to) is open
+        while no result under a claim that is not a rival's revises it, a live rival claim made
+        for it has no result, or one of its results is neither accepted nor rejected."""
+        ours = [r for r in mine if r.wire.get("revises") == target]
+        under = {r.wire["claim"] for r in ours}
+        dead = dead_claims(claims)
+        owed = [
+            c
+            for c in claims.values()
+            if c.wire.get("rival") == target and c.id not in dead and c.id not in under
+        ]
+        holder = any("rival" not in claims[cid].wire for cid in under)
+        undecided = any(len(tally[r.id][0]) < q and tally[r.id][1] <= n - q for r in ours)
+        return bool(owed) or not holder or undecided
 
     def judged_result(leaf: str, claims: dict[str, Event]) -> str | None:
         """review.results: the result a quorum accepted first (its q-th approving vote least in
@@ -540,6 +596,16 @@ def reference(events: list[Event]) -> dict[str, Any]:
             )
             mean = Fraction(sum(v.wire["score"] for v in votes), len(votes)) if votes else Fraction(0)
             tally[r.id] = (approving, len(votes) - len(approving), mean)
+        rounds = {c.wire["rival"] for c in claims.values() if "rival" in c.wire}
+        if any(round_open(t, mine, claims, tally) for t in rounds):
+            return None
+        best_of_round = [
+            (-tally[r.id][2], r.wire["output"], r.id)
+            for r in mine
+            if len(tally[r.id][0]) >= q and r.wire.get("revises") in rounds
+        ]
+        if best_of_round:
+            return min(best_of_round)[2]
         accepted = [
             (app[q - 1].lamport, app[q - 1].author, -mean, r.id)
             for r in mine
@@ -552,7 +618,9 @@ def reference(events: list[Event]) -> dict[str, Any]:
             return None
         texts = {r.id: " ".join(r.wire["output"].split()) for r in mine}
         stuck = any(texts.get(r.wire.get("revises")) == texts[r.id] for r in mine)
-        if len(set(texts.values())) < spec["review"]["revisions"] + 1 and not stuck:
+        deepest = max(revisions_from_first(r, mine) for r in mine)
+        used = len(set(texts.values())) if not rounds else 1 + deepest
+        if used < spec["review"]["revisions"] + 1 and not stuck:
             return None
         return min(
             (-len(tally[r.id][0]), -tally[r.id][2], r.wire["output"], (r.lamport, r.author, r.id))
@@ -588,7 +656,8 @@ def reference(events: list[Event]) -> dict[str, Any]:
             if c.wire["supersedes"] in claims and claims[c.wire["supersedes"]].lamport < c.lamport
         }
         live = sorted(
-            (c for c in claims.values() if c.id not in dead), key=lambda c: (c.lamport, c.author, c.id)
+            (c for c in claims.values() if c.id not in dead and "rival" not in c.wire),
+            key=lambda c: (c.lamport, c.author, c.id),
         )
         results = sorted(
             (claims[r.wire["claim"]].lamport, claims[r.wire["claim"]].author, r.id)
@@ -636,7 +705,7 @@ def check_invariants(plan: Plan) -> None:
         assert len(accepted) <= 1
         assert [p.id for p in accepted] == ([node.accepted] if node.accepted else [])
         if node.leaf:
-            live = [c for c in node.claims if c.live]
+            live = [c for c in node.claims if c.live and c.rival is None]
             assert node.claim == (min(live, key=lambda c: (c.lamport, c.author, c.id)).id if live else None)
             assert sum(1 for c in node.claims if c.id == node.claim) == (1 if node.claim else 0)
             if node.result is not None:

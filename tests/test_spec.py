@@ -92,7 +92,7 @@ def test_minimal_spec_gets_every_default(tmp_path: Path) -> None:
             "select": "best",
             "ballot_wait": 600.0,
         },
-        "review": {"results": True, "revisions": 1, "summaries": True},
+        "review": {"results": True, "revisions": 1, "rivals": 1, "summaries": True},
         "model": {
             "backend": "gpt4all",
             "file": None,

@@ -118,12 +118,15 @@ def test_a_run_event_made_before_summaries_folds_without_them() -> None:
     )
     raw = spec.to_json()
     assert (
-        raw["review"] == {"results": True, "revisions": 1, "summaries": True} and raw["prompts"]["summarize"]
+        raw["review"] == {"results": True, "revisions": 1, "rivals": 1, "summaries": True}
+        and raw["prompts"]["summarize"]
     )
     del raw["prompts"]["summarize"], raw["review"]["summaries"], raw["review"]["revisions"]
+    del raw["review"]["rivals"]
     old = _run_spec(canonical_bytes(raw))
     assert old.review.summaries is False and old.review.results is True and old.prompts.summarize == ""
     assert old.review.revisions == old.tree.max_revisions == 2  # the chain such a run judged by
+    assert old.review.rivals == 0  # its holders revised alone
     assert "summarize" not in old.to_json()["prompts"]
 
 

@@ -9,6 +9,14 @@ the result under the least claim counts, unjudged).
   then the higher mean score, then the lesser id (the ``tree.select: first`` rule of splits);
 * a result is *rejected* when its rejections exceed n - q (the quorum is out of reach); a
   rejected result is written again (``ResultBody.revises``) by an executor;
+* a *round*: the results that write the same rejected result again where rivals do
+  (``review.rivals``: an executor other than the holder claims the leaf with ``rival`` naming
+  that result). Nothing of the leaf counts while a round is open: the holder's revision (one
+  under a claim that is not a rival's) or a live rival claim's revision is missing, or one of
+  the round's results is pending. Of a closed round's accepted results, the one the board
+  scores highest counts (every scorer runs the same checks on a result, so every vote on it
+  has the same score whichever scorers voted: timing does not choose), then what it says, then
+  the lesser id;
 * every run delivers: with none accepted and none pending, once the leaf holds ``chain``
   (``review.revisions + 1``) rejected results of distinct texts, or a rejected revision says
   word for word what the result it revises said (the greedy model is stuck), the best rejected
@@ -22,7 +30,7 @@ from collections.abc import Iterable, Mapping
 
 from specswarm.plan.rules import vote_view
 from specswarm.plan.views import ResultView
-from specswarm.protocol.bodies import ResultBody, VoteBody
+from specswarm.protocol.bodies import ClaimBody, ResultBody, VoteBody
 from specswarm.protocol.events import Event
 
 Judged = tuple[tuple[ResultView, ...], ResultView | None]
@@ -44,6 +52,8 @@ def judge_results(
     (any run: only this run's votes by authorised scorers count)."""
     judged: list[tuple[Event, ResultBody, list[Event], int, int, int | None]] = []
     candidates: list[tuple[tuple[int, str, int, str], str]] = []
+    rounds: dict[str, list[tuple[int, str, str]]] = {}  # rival round -> its accepted results
+    rivals = _rival_claims(claims)
     for res in results:
         body = res.body
         held = claims.get(body.claim) if isinstance(body, ResultBody) else None
@@ -56,17 +66,25 @@ def judge_results(
         approvals = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve]
         scores = [v.body.score for v in cast if isinstance(v.body, VoteBody)]
         mean = (sum(scores) * 1000 // len(scores)) if scores else None
-        if len(approvals) >= q:
+        if len(approvals) >= q and body.revises in rivals:
+            rounds.setdefault(body.revises, []).append((-(mean or 0), body.output, res.id))
+        elif len(approvals) >= q:
             done = approvals[q - 1]
             candidates.append(((done.lamport, done.author, -(mean or 0), res.id), res.id))
         judged.append((res, body, cast, len(approvals), len(cast) - len(approvals), mean))
-    counted = min(candidates)[1] if candidates else None
-    if counted is None:
-        counted = _best_rejected(judged, q, n_scorers, chain)
+    waiting = _open_rounds(claims, rivals, judged, q, n_scorers)
+    counted = None
+    if not waiting:
+        closed = [r for accepted in rounds.values() for r in accepted]
+        counted = min(closed)[2] if closed else min(candidates)[1] if candidates else None
+    if counted is None and not waiting:
+        counted = _best_rejected(judged, q, n_scorers, chain, bool(rivals))
     views = []
     for res, body, cast, n_app, n_rej, mean in judged:
         if res.id == counted:
             status = "accepted"
+        elif n_app >= q and body.revises in waiting:
+            status = "approved"
         elif n_app >= q:
             status = "outvoted"
         elif n_rej > n_scorers - q:
@@ -98,10 +116,12 @@ def _best_rejected(
     q: int,
     n_scorers: int,
     chain: int,
+    rounds: bool = False,
 ) -> str | None:
     """The fallback of :func:`judge_results`: the best rejected result once the leaf's chain of
     revisions is used up (None while any result may still pass). The chain counts distinct
-    texts (two executors that raced on a leaf may have written the same one); it is used up
+    texts (two executors that raced on a leaf may have written the same one), or, on a leaf
+    with ``rounds`` of rivals, rounds (a round holds a revision per writer); it is used up
     early when a revision says what the result it revises said (the greedy model is stuck)."""
     ranked: list[tuple[int, int, str, tuple[int, str, str]]] = []
     said: dict[str, str] = {}
@@ -113,6 +133,66 @@ def _best_rejected(
         said[res.id] = " ".join(body.output.split())
         revising.append((res.id, body.revises))
     stuck = any(rev in said and said[rev] == said[rid] for rid, rev in revising)
-    if not ranked or (len(set(said.values())) < chain and not stuck):
+    used = len(set(said.values())) if not rounds else 1 + _depth(dict(revising))
+    if not ranked or (used < chain and not stuck):
         return None
     return min(ranked)[3][2]
+
+
+def _rival_claims(claims: Mapping[str, Event]) -> dict[str, list[Event]]:
+    """Rejected result id -> the rivals' claims made to write it again (live or superseded)."""
+    out: dict[str, list[Event]] = {}
+    for c in claims.values():
+        if isinstance(c.body, ClaimBody) and c.body.rival is not None:
+            out.setdefault(c.body.rival, []).append(c)
+    return out
+
+
+def _open_rounds(
+    claims: Mapping[str, Event],
+    rivals: Mapping[str, list[Event]],
+    judged: Iterable[tuple[Event, ResultBody, list[Event], int, int, int | None]],
+    q: int,
+    n_scorers: int,
+) -> set[str]:
+    """The rival rounds still open (see the module docstring): rejected result ids whose
+    holder's revision, or a live rival claim's, is not written yet, or whose revisions are not
+    all decided (accepted by a quorum, or rejected)."""
+    dead: set[str] = set()
+    for c in claims.values():
+        gone = c.body.supersedes if isinstance(c.body, ClaimBody) else None
+        if gone is not None and gone in claims and claims[gone].lamport < c.lamport:
+            dead.add(gone)
+    written: dict[str, set[str]] = {}  # round -> the claims its revisions were written under
+    undecided: set[str] = set()
+    for _, body, _, n_app, n_rej, _ in judged:
+        target = body.revises
+        if target is not None and target in rivals:
+            written.setdefault(target, set()).add(body.claim)
+            if n_app < q and n_rej <= n_scorers - q:
+                undecided.add(target)
+    open_ = set(undecided)
+    for target, made in rivals.items():
+        under = written.get(target, set())
+        holders = [cid for cid in under if cid in claims and _holder_claim(claims[cid])]
+        owed = [c.id for c in made if c.id not in dead and c.id not in under]
+        if not holders or owed:
+            open_.add(target)
+    return open_
+
+
+def _holder_claim(claim: Event) -> bool:
+    return isinstance(claim.body, ClaimBody) and claim.body.rival is None
+
+
+def _depth(revising: Mapping[str, str | None]) -> int:
+    """The most revisions between a first result and a result (``revising``: id -> the id it
+    revises)."""
+    most = 0
+    for rid in revising:
+        n, cur, seen = 0, revising.get(rid), {rid}
+        while cur is not None and cur in revising and cur not in seen:
+            seen.add(cur)
+            cur, n = revising[cur], n + 1
+        most = max(most, n)
+    return most

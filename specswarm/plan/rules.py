@@ -16,8 +16,8 @@ takes the events that bear on one decision and returns the views. The rules:
   decisive ballots none is accepted yet. ``first`` (runs made before ballots) — the one
   whose quorum-completing vote is least in (lamport, author), then the higher mean score,
   then the lesser id;
-* on a leaf, the least (lamport, author) live claim wins; a claim named in a later claim's
-  ``supersedes`` is dead;
+* on a leaf, the least (lamport, author) live claim wins, a rival's claim (``rival``) never;
+  a claim named in a later claim's ``supersedes`` is dead;
 * one result counts per leaf: the one under the least claim, then least id; in a run whose
   results the board judges (``review.results``), the one :mod:`specswarm.plan.results` picks.
 """
@@ -294,10 +294,10 @@ def decide_leaf(
         for c, b in claims.values()
         if b.supersedes in claims and claims[b.supersedes][0].lamport < c.lamport
     }
-    live = [c for cid, (c, _) in claims.items() if cid not in dead]
+    live = [c for cid, (c, b) in claims.items() if cid not in dead and b.rival is None]
     winner = min(live, key=lambda c: c.order).id if live else None
     views = tuple(
-        ClaimView(c.id, c.author, c.lamport, b.supersedes, c.id not in dead)
+        ClaimView(c.id, c.author, c.lamport, b.supersedes, c.id not in dead, b.rival)
         for c, b in sorted(claims.values(), key=lambda cb: cb[0].order)
     )
     if judge is not None:

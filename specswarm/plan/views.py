@@ -71,6 +71,8 @@ class ClaimView:
     lamport: int
     supersedes: str | None
     live: bool
+    rival: str | None = None
+    """A rival's claim: the rejected result its author writes again (it never wins the leaf)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ class ResultView:
     mean_score: int | None = None
     status: str | None = None
     """accepted (counted: a quorum approved it, or the fallback once the revisions are used
-    up) | outvoted (approved, another counts) | rejected (quorum out of reach) | pending; None
+    up) | outvoted (approved, another counts) | approved (approved, its round's rival revisions
+    awaited: :mod:`specswarm.plan.results`) | rejected (quorum out of reach) | pending; None
     in a run whose results are not judged (``review.results`` off)."""
 
     @property
@@ -151,7 +154,7 @@ class NodeView:
         if self.leaf:
             if self.result is not None:
                 return "done"
-            if any(r.status == "pending" for r in self.results):
+            if any(r.status in ("pending", "approved") for r in self.results):
                 return "reviewing"
             return "claimed" if self.claim else "unclaimed"
         if self.accepted:

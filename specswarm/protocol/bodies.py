@@ -187,9 +187,15 @@ class ClaimBody:
     """Id of the leaf claimed."""
     supersedes: str | None
     """Id of a dead holder's claim this one replaces."""
+    rival: str | None = None
+    """A rival's claim (``review.rivals``): id of the leaf's rejected result its author writes
+    again beside the holder's revision (absent in every other claim). It never wins the leaf."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"leaf": self.leaf, "supersedes": self.supersedes}
+        out: dict[str, Any] = {"leaf": self.leaf, "supersedes": self.supersedes}
+        if self.rival is not None:
+            out["rival"] = self.rival
+        return out
 
 
 @dataclass(frozen=True)
@@ -287,7 +293,8 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
         if kind == "ballot":
             return BallotBody(str(raw["node"]), tuple(str(p) for p in raw["ranking"]))
         if kind == "claim":
-            return ClaimBody(str(raw["leaf"]), raw["supersedes"])
+            rival = raw.get("rival")
+            return ClaimBody(str(raw["leaf"]), raw["supersedes"], None if rival is None else str(rival))
         if kind == "result":
             revises = raw.get("revises")
             return ResultBody(
@@ -330,6 +337,10 @@ def _run_spec(spec_bytes: bytes) -> GoalSpec:
         if isinstance(review, dict) and "summaries" not in review:
             # a run made before split nodes were summarized completes without summaries
             raw = {**raw, "review": {**review, "summaries": False}}
+        review = raw.get("review") if isinstance(raw, dict) else None
+        if isinstance(review, dict) and "rivals" not in review:
+            # a run made before rival revisions: its holders revise alone
+            raw = {**raw, "review": {**review, "rivals": 0}}
         review = raw.get("review") if isinstance(raw, dict) else None
         if isinstance(review, dict) and review.get("results") and "revisions" not in review:
             # a run whose results were judged before review.revisions: tree.max_revisions

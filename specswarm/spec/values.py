@@ -164,6 +164,12 @@ class Review:
     """Times a rejected leaf result is written again (a run event made before this field used
     ``tree.max_revisions``). Each is a model call on the run's critical path: leaves are judged
     in tree order."""
+    rivals: int = 1
+    """Executors besides the holder that write a rejected leaf result again, each its own way
+    (another sampling), where that many are live: the board's best revision counts
+    (:mod:`specswarm.plan.results`). They write while the holder does, on generation slots that
+    would wait otherwise: leaves are judged one at a time. 0: the holder alone (the rule of runs
+    made before rivals)."""
     summaries: bool = True
     """Every split node gets a short summary, written by an executor once its children are done
     (bottom-up: the root's is the plan's overview); the plan is complete only with them. False:

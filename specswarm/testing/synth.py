@@ -164,9 +164,17 @@ class Swarm:
         return self.emit(who, "ballot", {"node": node, "ranking": [p.id for p in ranking]}, lamport)
 
     def claim(
-        self, who: Identity, leaf: str, supersedes: str | None = None, lamport: int | None = None
+        self,
+        who: Identity,
+        leaf: str,
+        supersedes: str | None = None,
+        lamport: int | None = None,
+        rival: str | None = None,
     ) -> Event:
-        return self.emit(who, "claim", {"leaf": leaf, "supersedes": supersedes}, lamport)
+        body: dict[str, str | None] = {"leaf": leaf, "supersedes": supersedes}
+        if rival is not None:
+            body["rival"] = rival
+        return self.emit(who, "claim", body, lamport)
 
     def result(
         self,

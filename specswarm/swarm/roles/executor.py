@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING
 import trio
 
 from specswarm.model.base import Model
-from specswarm.plan.ledger import ready_to_write
+from specswarm.plan.ledger import ready_to_write, result_in_turn
 from specswarm.plan.views import NodeView, Plan
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.protocol.identity import short_id
 from specswarm.swarm.roles.base import spread, tree_orders
+from specswarm.swarm.roles.rivals import next_target, rival_seats
 from specswarm.swarm.roles.summarizing import SummaryWriter
 from specswarm.swarm.roles.writing import LeafWriter, holder_work, latest_result, writable_now
 
@@ -96,7 +97,10 @@ class Executor(LeafWriter, SummaryWriter):
                     continue  # what its prompt holds is not all here yet
                 await self._execute(node, plan, leaf, leaf.claim)
                 return
-        # 2. claim something unclaimed, or take over a dead holder's claim: in tree order, so
+        # 2. as a rival (review.rivals), write the rejected result of the leaf in turn again
+        if judged and await self._rival_turn(node, plan):
+            return
+        # 3. claim something unclaimed, or take over a dead holder's claim: in tree order, so
         # the earlier siblings a result is compared with (_execute) are under way already
         now = trio.current_time()
         claimable, busy, turn = self._turns(node, plan, open_leaves, now)
@@ -114,8 +118,40 @@ class Executor(LeafWriter, SummaryWriter):
                 log.info("executor: %s holds %s but is gone; superseding", holder, leaf.id)
             await self._claim_and_run(node, leaf.id, leaf.claim if gone else None)
             return
-        # 3. nothing to claim now: summarize a split node whose children are done
+        # 4. nothing to claim now: summarize a split node whose children are done
         await self.summarize_next(node, plan)
+
+    def rival_seats(self, node: Node, plan: Plan, leaf: NodeView) -> list[str]:
+        spec = plan.spec
+        seats = spec.review.rivals if spec is not None else 0
+        since = self.seen(f"rivals/{leaf.id}")
+        ranked = self._ranking.order(plan, leaf.id)
+        me = node.peer_id
+        return rival_seats(leaf, ranked, seats, lambda p: p != me and node.peer_gone(p, since=since))
+
+    async def _rival_turn(self, node: Node, plan: Plan) -> bool:
+        """Write the rejected result of the leaf in turn again as one of its rivals, under a
+        rival's claim (made now, or taking over one whose author is gone), when this executor
+        has a seat (:meth:`rival_seats`) and has not written in the round yet."""
+        leaf = result_in_turn(plan)
+        target = next_target(leaf) if leaf is not None and leaf.claim is not None else None
+        if leaf is None or target is None or self.backing_off(leaf.id):
+            return False
+        seats = self.rival_seats(node, plan, leaf)
+        if node.peer_id not in seats:
+            return False
+        round_claims = [c for c in leaf.claims if c.live and c.rival == target.id]
+        written = {r.claim for r in leaf.results if r.revises == target.id}
+        mine = next((c.id for c in round_claims if c.author == node.peer_id), None)
+        if mine in written:
+            return False
+        if mine is None:
+            # a rival claim whose author lost its seat (gone) and wrote nothing is taken over
+            stale = next((c.id for c in round_claims if c.author not in seats and c.id not in written), None)
+            mine = (await node.publish(ClaimBody(leaf.id, stale, rival=target.id))).id
+            log.info("executor: writing %s again as a rival", leaf.id)
+        await self._write_judged(node, node.plan(), leaf, mine, seat=seats.index(node.peer_id))
+        return True
 
     def _window(self, node: Node) -> float:
         """Seconds a leaf left to a better-ranked executor waits per rank before this one claims

@@ -27,6 +27,13 @@ from specswarm.plan.schedule import span_of
 from specswarm.plan.views import NodeView, Plan, ResultView
 from specswarm.protocol.bodies import ResultBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of
+from specswarm.swarm.roles.rivals import (
+    RIVAL_ATTEMPTS,
+    depth,
+    holder_wrote,
+    next_target,
+    rival_claimed,
+)
 
 if TYPE_CHECKING:
     from specswarm.swarm.node import Node
@@ -46,12 +53,15 @@ def latest_result(leaf: NodeView) -> ResultView | None:
 
 def holder_work(leaf: NodeView) -> str | None:
     """What ``leaf``'s claim holder has to do, where the board judges results: ``"write"`` (no
-    result yet), ``"revise"`` (its last result is rejected and the fold counts none), or None
-    (a result awaits the board's votes, or one counts)."""
-    if leaf.result is not None or any(r.status == "pending" for r in leaf.results):
+    result yet), ``"revise"`` (a rejected result is to be written again, :func:`next_target`,
+    and the holder has not yet), or None (a result awaits the board's votes, a rival's
+    revision is awaited, or one counts)."""
+    if leaf.result is not None:
         return None
-    last = latest_result(leaf)
-    return "write" if last is None else "revise" if last.status == "rejected" else None
+    if not leaf.results:
+        return "write"
+    target = next_target(leaf)
+    return "revise" if target is not None and not holder_wrote(leaf, target.id) else None
 
 
 def writable_now(plan: Plan, leaf: NodeView) -> bool:
@@ -64,9 +74,14 @@ def writable_now(plan: Plan, leaf: NodeView) -> bool:
     if work == "write":
         return ready_to_write(plan, leaf)
     if work == "revise":
-        turn = result_in_turn(plan)
-        return turn is not None and turn.id == leaf.id
+        return in_turn(plan, leaf)
     return False
+
+
+def in_turn(plan: Plan, leaf: NodeView) -> bool:
+    """Whether ``leaf`` is the one the board judges now."""
+    turn = result_in_turn(plan)
+    return turn is not None and turn.id == leaf.id
 
 
 def failed_checks(result: ResultView) -> list[str]:
@@ -101,16 +116,26 @@ class LeafWriter(ModelRole):
     def holder_gone(self, node: Node, holder: str, claim_id: str) -> bool:
         raise NotImplementedError
 
-    async def _write_judged(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
-        """Write ``leaf`` for the board (see the module docstring); a rejected result again."""
+    async def _write_judged(
+        self, node: Node, plan: Plan, leaf: NodeView, claim_id: str, seat: int | None = None
+    ) -> None:
+        """Write ``leaf`` for the board (see the module docstring); a rejected result again, as
+        its holder or (``seat``: a rival's place, from 0) as a rival under ``claim_id``."""
         from specswarm.model import judged
 
         spec = plan.spec
         assert spec is not None
-        work, last = holder_work(leaf), latest_result(leaf)
-        if work is None or not writable_now(plan, leaf):
-            return
-        rejected = last if work == "revise" else None
+        if seat is None:
+            work = holder_work(leaf)
+            if work is None or not writable_now(plan, leaf):
+                return
+            rejected = next_target(leaf) if work == "revise" else None
+            if rejected is not None and not await self._rival_ready(node, leaf.id, rejected.id):
+                return
+        else:
+            rejected = next_target(leaf)
+            if rejected is None or not in_turn(plan, leaf):
+                return
         planned = elsewhere(plan, leaf)
         critique = critique_lines(rejected) if rejected is not None else []
         failed = failed_checks(rejected) if rejected is not None else []
@@ -122,8 +147,11 @@ class LeafWriter(ModelRole):
         task = result_task(plan, leaf)
         task = task if rejected is not None else replace(task, ledger=())
         retry = self.retry(leaf.id)  # after failed calls: the last problem named, sampled
-        # the n-th revision samples with a seed of its own: the same whoever writes it
-        retry["attempt"] += sum(1 for r in leaf.results if r.status == "rejected")
+        # the n-th revision samples with a seed of its own, the same whoever writes it; a
+        # rival's seat samples another way
+        if rejected is not None:
+            rival = 0 if seat is None else RIVAL_ATTEMPTS * (seat + 1)
+            retry["attempt"] += depth(leaf, rejected) + 1 + rival
         output = await self.think(
             node,
             leaf.id,
@@ -143,13 +171,34 @@ class LeafWriter(ModelRole):
                 **retry,
             ),
         )
-        if output is None or self._outrun(node, leaf.id, claim_id, last.id if last else None):
+        target = rejected.id if rejected is not None else None
+        if output is None or self._outrun(node, leaf.id, claim_id, target, rival=seat is not None):
             return
         model_name = self._model.name if self._model is not None else "?"
-        revises = rejected.id if rejected is not None else None
-        body = ResultBody(leaf.id, claim_id, output[:19000], model_name[:190], revises)
+        body = ResultBody(leaf.id, claim_id, output[:19000], model_name[:190], target)
         await node.publish(body)
         self.executed += 1
+
+    async def _rival_ready(self, node: Node, leaf_id: str, target: str) -> bool:
+        """Whether the holder writes its revision of ``target`` now: once a rival has claimed
+        the round (:mod:`~specswarm.swarm.roles.rivals`), or none will (``review.rivals`` 0, no
+        other executor live), or after a quarter of the claim timeout. False if the round
+        no longer needs the holder's revision meanwhile."""
+        with trio.move_on_after(self.claim_timeout / 4):
+            while True:
+                plan = node.plan()
+                leaf = plan.nodes.get(leaf_id)
+                if leaf is None or holder_work(leaf) != "revise":
+                    return False
+                if rival_claimed(leaf, target) or not self.rival_seats(node, plan, leaf):
+                    return True
+                await node.wait_changed(1.0)
+        return True
+
+    def rival_seats(self, node: Node, plan: Plan, leaf: NodeView) -> list[str]:
+        """The executors that write ``leaf``'s next round beside its holder (``review.rivals``
+        of them, live; :func:`~specswarm.swarm.roles.rivals.rival_seats`)."""
+        raise NotImplementedError
 
     async def _execute(self, node: Node, plan: Plan, leaf: NodeView, claim_id: str) -> None:
         from specswarm.model import tasks
@@ -191,22 +240,30 @@ class LeafWriter(ModelRole):
         )
         self.executed += 1
 
-    def _outrun(self, node: Node, leaf_id: str, claim_id: str, latest: str | None = None) -> bool:
+    def _outrun(
+        self, node: Node, leaf_id: str, claim_id: str, target: str | None = None, rival: bool = False
+    ) -> bool:
         """Whether the result just written for ``leaf_id`` under ``claim_id`` is not worth
         publishing: the leaf has a result already, or an older claim we heard of while writing
-        holds it (its holder alive: it publishes), or (results the board judges) another result
-        than ``latest`` was written for it meanwhile. Counted (``results_withheld``): a result
-        not sent is one event fewer for every peer to fetch and hold."""
+        holds it (its holder alive: it publishes), or (results the board judges) its round
+        got the same writer's result meanwhile (``target``: the result it writes again, None
+        for a first result; a rival's under its own claim, the holder's under any claim not a
+        rival's). Counted (``results_withheld``): a result not sent is one event fewer for
+        every peer to fetch and hold."""
         leaf = node.plan().nodes.get(leaf_id)
         if leaf is None:
             return False
         holder = leaf.claim_holder
-        newer = bool(leaf.results) and max(leaf.results, key=lambda r: r.lamport).id != latest
+        if rival:
+            written = any(r.revises == target and r.claim == claim_id for r in leaf.results)
+        else:
+            written = holder_wrote(leaf, target) if target is not None else bool(leaf.results)
         outrun = (
             leaf.result is not None
-            or newer
+            or written
             or (
-                leaf.claim is not None
+                not rival
+                and leaf.claim is not None
                 and leaf.claim != claim_id
                 and holder is not None
                 and not self.holder_gone(node, holder, leaf.claim)

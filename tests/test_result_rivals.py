@@ -1,0 +1,134 @@
+"""Rival rounds of leaf results (``review.rivals``): a rejected result written again by its
+holder and by a rival under a rival's claim, the round awaited, its best revision counted. The
+rule's properties are in tests/test_fold_properties.py; these are the cases by name."""
+
+from __future__ import annotations
+
+from specswarm.plan import fold
+from specswarm.protocol.bodies import ClaimBody
+from specswarm.protocol.events import Event, check_event
+from specswarm.swarm.roles.rivals import next_target, rival_seats
+from specswarm.swarm.roles.writing import holder_work
+from specswarm.testing.synth import Swarm
+from tests.test_result_board import board, judge, node, write
+
+
+def rival(
+    sw: Swarm, leaf: str, target: Event, text: str | None = None, by: int = 1
+) -> tuple[Event, Event | None]:
+    """Executor ``by``'s rival claim to write ``target`` again, and (with ``text``) its revision."""
+    ex = sw.peers["executor"][by]
+    claim = sw.claim(ex, leaf, rival=target.id)
+    res = sw.result(ex, leaf, claim, output=text, revises=target.id) if text is not None else None
+    return claim, res
+
+
+def rejected_first(max_revisions: int = 1) -> tuple[Swarm, str, Event]:
+    sw, leaf = board(max_revisions=max_revisions)
+    first = write(sw, leaf, "- see the sights")
+    judge(sw, first, False, score=20)
+    return sw, leaf, first
+
+
+def test_a_round_counts_nothing_until_every_writer_has_written_then_its_best() -> None:
+    sw, leaf, first = rejected_first()
+    claim, _ = rival(sw, leaf, first)
+    mine = write(sw, leaf, "- 09:00 Alfama walk", revises=first)
+    judge(sw, mine, True, score=80)
+    n = node(fold(sw.events), leaf)
+    # the holder's revision is approved, but the rival's claim is not written yet
+    assert n.result is None and n.status == "reviewing"
+    assert {r.id: r.status for r in n.results}[mine.id] == "approved"
+    assert n.claim_holder == first.author and n.claim != claim.id  # a rival's claim never wins
+    theirs = sw.result(sw.peers["executor"][1], leaf, claim, output="- 10:00 Belem tower", revises=first.id)
+    n = node(fold(sw.events), leaf)
+    assert n.result is None  # written, not judged yet
+    judge(sw, theirs, True, score=95)
+    n = node(fold(sw.events), leaf)
+    assert n.result is not None and n.result.id == theirs.id  # scored higher, though approved later
+    assert {r.id: r.status for r in n.results}[mine.id] == "outvoted"
+
+
+def test_the_round_chooses_the_same_whatever_arrives_first() -> None:
+    sw, leaf, first = rejected_first()
+    _, theirs = rival(sw, leaf, first, "- 10:00 Belem tower")
+    assert theirs is not None
+    judge(sw, theirs, True, score=70)
+    assert node(fold(sw.events), leaf).result is None  # the holder's revision is owed
+    mine = write(sw, leaf, "- 09:00 Alfama walk", revises=first)
+    judge(sw, mine, True, score=85)
+    n = node(fold(sw.events), leaf)
+    assert n.result is not None and n.result.id == mine.id
+    assert fold(list(reversed(sw.events))).digest == fold(sw.events).digest
+
+
+def test_a_superseded_rival_claim_owes_nothing() -> None:
+    sw, leaf, first = rejected_first()
+    claim, _ = rival(sw, leaf, first)
+    mine = write(sw, leaf, "- 09:00 Alfama walk", revises=first)
+    judge(sw, mine, True)
+    assert node(fold(sw.events), leaf).result is None
+    sw.claim(sw.peers["executor"][0], leaf, supersedes=claim.id, rival=first.id)  # taken over...
+    assert node(fold(sw.events), leaf).result is None  # ...and owed by the new claim
+    sw2, leaf2, first2 = rejected_first()
+    claim2, _ = rival(sw2, leaf2, first2)
+    sw2.claim(sw2.peers["executor"][0], leaf2, supersedes=claim2.id)  # a plain claim kills it
+    mine2 = write(sw2, leaf2, "- 09:00 Alfama walk", revises=first2)
+    judge(sw2, mine2, True)
+    got = node(fold(sw2.events), leaf2).result
+    assert got is not None and got.id == mine2.id
+
+
+def test_with_rivals_the_chain_counts_rounds_not_texts() -> None:
+    sw, leaf, first = rejected_first(max_revisions=2)
+    _, theirs = rival(sw, leaf, first, "- walk around")
+    mine = write(sw, leaf, "- have lunch", revises=first)
+    assert theirs is not None
+    judge(sw, theirs, False, score=40)
+    judge(sw, mine, False, score=30)
+    n = node(fold(sw.events), leaf)
+    assert n.result is None  # three texts, but one round of the two allowed
+    # the next round writes again the round's best (the rival's), holder first
+    target = next_target(n)
+    assert target is not None and target.id == theirs.id and holder_work(n) == "revise"
+    _, again = rival(sw, leaf, theirs, "- walk along the river")
+    last = write(sw, leaf, "- walk by the sea", revises=theirs)
+    assert again is not None
+    judge(sw, again, False, score=45)
+    judge(sw, last, False, score=35)
+    n = node(fold(sw.events), leaf)
+    assert n.result is not None and n.result.id == again.id  # the best rejected one
+
+
+def test_the_holder_waits_for_a_rejected_result_and_its_rivals_seats() -> None:
+    sw, leaf, first = rejected_first()
+    n = node(fold(sw.events), leaf)
+    target = next_target(n)
+    assert target is not None and target.id == first.id and holder_work(n) == "revise"
+    ranked = [e.peer_id for e in sw.peers["executor"]]
+    assert rival_seats(n, ranked, 1, lambda p: False) == [ranked[1]]  # never the holder
+    assert rival_seats(n, ranked, 1, lambda p: p == ranked[1]) == []  # nobody live
+    mine = write(sw, leaf, "- 09:00 Alfama walk", revises=first)
+    rival(sw, leaf, first)
+    n = node(fold(sw.events), leaf)
+    assert holder_work(n) is None  # written: the rival's revision is awaited
+    assert next_target(n) is not None  # ...which the rival still writes
+    judge(sw, mine, True)
+    assert holder_work(node(fold(sw.events), leaf)) is None
+
+
+def test_a_rival_claim_round_trips_and_older_claims_keep_their_ids() -> None:
+    assert "rival" not in ClaimBody("leaf", None).to_json()
+    sw, leaf, first = rejected_first()
+    claim, _ = rival(sw, leaf, first)
+    assert check_event(claim.to_bytes())[0] == claim and claim.wire["rival"] == first.id
+
+
+def test_a_result_under_another_executors_claim_is_not_judged() -> None:
+    sw, leaf = board()
+    ex0, ex1 = sw.peers["executor"][:2]
+    claim = sw.claim(ex0, leaf)
+    stolen = sw.result(ex1, leaf, claim, output="- 09:00 Alfama walk")
+    judge(sw, stolen, True)
+    n = node(fold(sw.events), leaf)
+    assert n.result is None and n.results == ()
