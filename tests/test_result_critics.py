@@ -124,6 +124,17 @@ def test_a_result_that_breaks_its_facts_is_inconsistent() -> None:
 def test_item_lines_strip_markers_and_numbering_and_skip_markup() -> None:
     text = "```\n- one: 1\n* two\n3. three\n4) four\n---\n\n•  five  and   six\n```"
     assert item_lines(text) == ["one: 1", "two", "three", "four", "five and six"]
+    # a marker after a unit label goes too; a time, a dash inside a line and a label's dash stay
+    labelled = (
+        "- Day 12: - Walk past Todaiji\n- 第3天： * 东京\n- 10:00 - lunch\n- Day 4 - Kyoto\n- Day 5: e-mail"
+    )
+    assert item_lines(labelled) == [
+        "Day 12: Walk past Todaiji",
+        "第3天： 东京",
+        "10:00 - lunch",
+        "Day 4 - Kyoto",
+        "Day 5: e-mail",
+    ]
 
 
 def test_shingles_ignore_case_punctuation_and_width() -> None:

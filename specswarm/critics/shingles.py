@@ -81,8 +81,9 @@ def numbered(head: str) -> bool:
 
 
 def item_lines(text: str) -> list[str]:
-    """The lines of a result that say something: list markers ("- ", "* ", "1.", "2)") and
-    surrounding spaces stripped; blank lines, lines of markup alone and code fences left out."""
+    """The lines of a result that say something: list markers ("- ", "* ", "1.", "2)"), one
+    after a unit label ("Day 3: - Visit" reads "Day 3: Visit") and surrounding spaces stripped;
+    blank lines, lines of markup alone and code fences left out."""
     out = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -92,6 +93,10 @@ def item_lines(text: str) -> list[str]:
         head, _, rest = line.partition(" ")
         if rest and numbered(head):
             line = rest.strip()  # "1. ..." or "2) ..."
+        label = UNIT_LABEL.match(line)
+        after = line[label.end() :].lstrip() if label is not None else ""
+        if label is not None and after[:1] in BULLETS and after[1:2] == " ":
+            line = f"{line[: label.end()]} {after.lstrip(BULLETS).strip()}"  # "Day 3: - Visit ..."
         if normal(line):
             out.append(" ".join(line.split()))
     return out
