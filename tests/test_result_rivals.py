@@ -7,6 +7,7 @@ from __future__ import annotations
 from specswarm.plan import fold
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.protocol.events import Event, check_event
+from specswarm.render import render_plan
 from specswarm.swarm.roles.rivals import next_target, rival_seats
 from specswarm.swarm.roles.writing import holder_work
 from specswarm.testing.synth import Swarm
@@ -132,3 +133,49 @@ def test_a_result_under_another_executors_claim_is_not_judged() -> None:
     judge(sw, stolen, True)
     n = node(fold(sw.events), leaf)
     assert n.result is None and n.results == ()
+
+
+def test_the_markdown_shows_the_revision_scored_lower() -> None:
+    sw, leaf, first = rejected_first()
+    _, theirs = rival(sw, leaf, first, "- 10:00 Belem tower")
+    mine = write(sw, leaf, "- 09:00 Alfama walk", revises=first)
+    assert theirs is not None
+    judge(sw, theirs, True, score=70)
+    judge(sw, mine, True, score=85)
+    md = render_plan(fold(sw.events), "markdown")
+    assert "Review: 1 rejected draft, 1 approved draft scored lower" in md
+    assert f"**Approved, scored lower** `{theirs.id[:8]}`" in md and "a mean score of 70 against 85" in md
+    assert "Belem tower" in md
+
+
+def test_a_rival_writes_the_whole_result_afresh_where_the_holder_keeps_good_lines() -> None:
+    from specswarm.model.judged import write_judged
+    from specswarm.model.replay import ScriptedModel, scripted_answer
+    from specswarm.plan.ledger import result_task
+    from specswarm.spec.load import spec_from_json
+    from specswarm.swarm.roles.base import ancestors_of
+    from tests.swarmkit import swarm_spec
+
+    sw, leaf = board()
+    plan = fold(sw.events)
+    n, spec = node(plan, leaf), plan.spec
+    assert spec is not None
+    spec = spec_from_json({**spec.to_json(), "prompts": swarm_spec()["prompts"]})  # the default templates
+    rejected = "- 09:00 Alfama walk from Sé Cathedral\n- 12:30 lunch at Time Out Market, 15 EUR\n- sights"
+
+    def asked(afresh: bool) -> list[str]:
+        prompts: list[str] = []
+
+        def respond(req):  # type: ignore[no-untyped-def]
+            prompts.append(req.prompt)
+            return scripted_answer(req)
+
+        write_judged(
+            ScriptedModel(respond), spec, n, ancestors_of(plan, n), result_task(plan, n),
+            failed=["concrete"], previous=rejected, afresh=afresh,
+        )  # fmt: skip
+        return prompts
+
+    holder, rival_ = asked(False), asked(True)
+    assert "These lines of this task are written and stay:" in holder[0] and "Alfama" in holder[0]
+    assert "rejected by the reviewers" in rival_[0] and "Alfama" not in rival_[0]

@@ -46,6 +46,7 @@ def write_judged(
     critique: Sequence[str] = (),
     failed: Sequence[str] = (),
     previous: str = "",
+    afresh: bool = False,
     span: Mapping[str, Any] | None = None,
     counts: TaskCounts | None = None,
     attempt: int = 0,
@@ -56,7 +57,10 @@ def write_judged(
     of the tree holds (``planned``) and, writing a
     rejected result afresh, its text (``previous``), what the board asked to fix
     (``critique``) and which of its checks it failed (``failed``); ``span``: where the leaf
-    stands in the plan's schedule, so its lines number days as the plan does. ``task`` is what
+    stands in the plan's schedule, so its lines number days as the plan does. A revision keeps
+    the good lines of ``previous`` and asks for the rest; ``afresh`` (a rival's revision) writes
+    it all again, told what failed, so the board has two different revisions to choose from.
+    ``task`` is what
     the pass judges it against (a first result: the tree's shape alone, no ledger, so the same
     whoever writes it and whenever; a revision: what the board judged the rejected one on). An
     answer is asked again only when it cannot be parsed. ``attempt``: earlier calls on the leaf
@@ -77,7 +81,7 @@ def write_judged(
         span=span,
     )
     lines = replace(whole, critique=(), failed=(), previous="")  # asks for lines, not a result
-    if previous:
+    if previous and not afresh:
         kept = mend_result(previous, task)
         if kept.kept and (kept.dropped or kept.wanted):
             return _completed(model, lines, task, kept, tally, attempt)

@@ -254,8 +254,9 @@ def in_content_order(items: Any) -> list[Any]:
     return sorted(items or (), key=key)
 
 
-def rejected_drafts(drafts: Any, counted: Any = None) -> list[Any]:
-    """A leaf's rejected drafts (export dicts), each text once and none with the text of the
+def rejected_drafts(drafts: Any, counted: Any = None, status: str = "rejected") -> list[Any]:
+    """A leaf's rejected drafts (export dicts; with ``status`` "outvoted", the approved ones
+    another counts over: a rival round's), each text once and none with the text of the
     ``counted`` result (two executors that raced on a leaf may have written the same one twice:
     whether a copy was written depends on timing, what the leaf says does not), in the order
     they were written."""
@@ -265,7 +266,7 @@ def rejected_drafts(drafts: Any, counted: Any = None) -> list[Any]:
 
     seen: dict[str, Any] = {text(counted): None} if counted else {}
     for draft in drafts or ():
-        if draft.get("status") == "rejected":
+        if draft.get("status") == status:
             seen.setdefault(text(draft), draft)
     return [d for d in seen.values() if d is not None]
 

@@ -5,9 +5,10 @@ A leaf's results form rounds: its first results, then the revisions of one rejec
 (:attr:`~specswarm.protocol.bodies.ResultBody.revises`), then the revisions of one of those.
 Once the board rejects every result of a round and the fold counts none, the next round
 writes again the one the board scored highest (:func:`next_target`). Its writers: the leaf's
-holder, and up to ``review.rivals`` other executors (:func:`rival_seats`, ranked by a hash of
-(leaf, peer) as claims are), each under a rival's claim
-(:attr:`~specswarm.protocol.bodies.ClaimBody.rival`) and with a sampling of its own
+holder, who keeps the rejected result's good lines and asks for the rest, and up to
+``review.rivals`` other executors (:func:`rival_seats`, ranked by a hash of (leaf, peer) as
+claims are), each under a rival's claim (:attr:`~specswarm.protocol.bodies.ClaimBody.rival`),
+writing the whole result afresh, told what failed, with a sampling of its own
 (:data:`RIVAL_ATTEMPTS`). The fold counts none of the round until every writer that claimed
 it has written and the board has decided each (:mod:`specswarm.plan.results`). The holder
 starts once a rival has claimed (:func:`rival_claimed`), so the round is the same in every run

@@ -166,6 +166,7 @@ class LeafWriter(ModelRole):
                 critique=critique,
                 failed=failed,
                 previous=rejected.output if rejected is not None else "",
+                afresh=seat is not None,
                 span=span,
                 counts=node.counters.tasks,
                 **retry,
