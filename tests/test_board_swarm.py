@@ -21,13 +21,14 @@ REJECTED = "An earlier answer to this task was rejected by the reviewers."
 
 
 def run(
-    answer: Callable[[GenerationRequest], str], max_revisions: int = 1, seed: int = 4
+    answer: Callable[[GenerationRequest], str], max_revisions: int = 1, seed: int = 4, rivals: int = 1
 ) -> tuple[Plan, list[str]]:
     """A depth-1 run (three leaves) with ``answer`` as the model; the plan and every execute
     prompt asked."""
     spec = swarm_spec(decomposers=1, scorers=3, executors=2, max_depth=1)
     assert spec["review"] == {"results": True, "revisions": 1, "rivals": 1, "summaries": True}  # made today
     spec["review"]["revisions"] = max_revisions
+    spec["review"]["rivals"] = rivals
     prompts: list[str] = []
 
     def model() -> ScriptedModel:
@@ -86,7 +87,7 @@ def test_a_scripted_run_passes_the_board_leaf_by_leaf() -> None:
 
 
 def test_a_thin_result_is_completed_before_the_board_sees_it() -> None:
-    plan, prompts = run(thin_first)
+    plan, prompts = run(thin_first, rivals=0)  # a rival writes a rejected result afresh
     leaves = plan.leaves()
     asked = [p for p in prompts if STAY in p]
     assert len(asked) >= len(leaves)  # one per first result; a rejected one is completed again
