@@ -17,8 +17,11 @@ wins, as always: a claimant waits the same window before it runs the leaf (a riv
 reaches it meanwhile), and a result written while an older live claim or a result arrived is
 not sent (``counters.results_withheld``).
 
-With nothing to claim, an executor writes the summary of a split node whose children are done
-(``review.summaries``: :mod:`~specswarm.swarm.roles.summarizing`).
+Where the board rejects the result of the leaf in turn, the executors with a rival's seat for
+it (``review.rivals``: :mod:`~specswarm.swarm.roles.rivals`) claim it as rivals and write it
+again beside its holder, before they claim anything else. With nothing to claim, an executor
+writes the summary of a split node whose children are done (``review.summaries``:
+:mod:`~specswarm.swarm.roles.summarizing`).
 """
 
 from __future__ import annotations
