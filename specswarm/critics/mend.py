@@ -4,8 +4,9 @@ to be accepted is counted, so the executor asks the model for that many more lin
 writing the whole result again. Pure functions, no model.
 
 A line whose leading unit label is past the leaf's units ("Day 10:" in a task of days 8-9) is
-moved to the nearest one when that is all that is wrong with it (:func:`relabelled`). A line is
-left out when it
+moved to the nearest one when that is all that is wrong with it (:func:`relabelled`); the
+prompt's own format for facts, copied into a line ("(hours = 2)"), is taken out of it
+(:func:`untagged`). A line is left out when it
 
 * says what the task's facts rule out ("Day 5" in a task of days 1-2: ``consistent``);
 * is closer to another node than to its own leaf, when more than half of the lines are, or
@@ -22,6 +23,7 @@ name another leaf plans is put back when the model gives too few others (:func:`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -88,7 +90,7 @@ def mend_result(text: str, task: ResultTask) -> Mended:
     lines = item_lines(text)
     if not listed(text):
         return Mended(tuple(lines))
-    lines = [relabelled(line, task) for line in lines]
+    lines = [line for line in (untagged(relabelled(line, task)) for line in lines) if line]
     held, by_name = _held(lines, task, 0)
     kept: list[str] = []
     seen: set[str] = set()
@@ -156,7 +158,7 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     added one at a time while the on_task lens passes on the lines so far: at most ``wanted``
     of them, or as many as fit in :data:`MAX_LINES`, all in the order of their leading unit
     labels ("Day 6: ..." before "Day 7: ...")."""
-    new = [relabelled(line, task) for line in item_lines(answer)]
+    new = [line for line in (untagged(relabelled(line, task)) for line in item_lines(answer)) if line]
     echoes = {i for i, _, _ in repeated_lines(new, [Written("", mended.kept)], ECHO)}
     new = [line for i, line in enumerate(new) if i not in echoes]
     lines = [*mended.kept, *new]
@@ -194,6 +196,16 @@ def refilled(mended: Mended, span: tuple[str, int, int] | None = None) -> Mended
             seen.add(line.casefold())
     kept = in_unit_order(kept, span)
     return Mended(tuple(kept), mended.dropped, _wanted(kept))
+
+
+FACT_TAG = re.compile(r"(?:^|\s+)\((?:\s*[^\W\d]\w{0,30}\s*=\s*[^(),=]{1,40}?\s*,?)+\)")
+"""The format the prompts give facts in, "(days = 5)" or "(days = 2, budget_eur = 300)": a
+small model copies it into its lines ("Explore Kinkakuji Temple (hours = 2)")."""
+
+
+def untagged(line: str) -> str:
+    """``line`` without the prompt's format for facts (:data:`FACT_TAG`) copied into it."""
+    return " ".join(FACT_TAG.sub("", line).split())
 
 
 def relabelled(line: str, task: ResultTask) -> str:

@@ -14,6 +14,7 @@ from specswarm.critics.mend import (
     mend_result,
     refilled,
     relabelled,
+    untagged,
 )
 from specswarm.critics.results import ResultTask, Written, check_result
 from specswarm.critics.shingles import unit_number
@@ -178,3 +179,16 @@ def test_unit_labels_in_other_scripts_are_read_and_times_are_not() -> None:
     assert [unit_number(line) for line in lines] == [(6, 1, 2), (6, 4, 5), (6, 0, 1), (6, 4, 5)]
     assert unit_number("10:00 Kiyomizu-dera") is None and unit_number("Morning, 9:00 tea") is None
     assert in_unit_order(["第7天：晚餐", "第6天：早餐"], ("days", 6, 7)) == ["第6天：早餐", "第7天：晚餐"]
+
+
+def test_the_prompts_format_for_facts_is_taken_out_of_a_line() -> None:
+    assert untagged("Day 6: Explore Kinkakuji Temple in Kyoto (hours = 2).") == (
+        "Day 6: Explore Kinkakuji Temple in Kyoto."
+    )
+    walk = "Day 7: a walk (distance = 5 km, days = 1) along the Kamo"
+    assert untagged(walk) == "Day 7: a walk along the Kamo"
+    # a bracket of other words, a call in code and a price stay
+    for line in ["Nishiki Market (about 2 hours)", "call parse(x = 1)", "Lunch (EUR 20)"]:
+        assert untagged(line) == line
+    mended = mend_result("- Day 6: 07:00 Fushimi Inari Shrine torii walk (hours = 3)\n- (days = 1)", TASK)
+    assert mended.kept == ("Day 6: 07:00 Fushimi Inari Shrine torii walk",)
