@@ -179,3 +179,17 @@ def test_a_rival_writes_the_whole_result_afresh_where_the_holder_keeps_good_line
     holder, rival_ = asked(False), asked(True)
     assert "These lines of this task are written and stay:" in holder[0] and "Alfama" in holder[0]
     assert "rejected by the reviewers" in rival_[0] and "Alfama" not in rival_[0]
+
+
+def test_the_live_view_and_a_stall_name_an_awaited_rival() -> None:
+    from specswarm.render.live import node_status
+    from specswarm.swarm.launcher.diagnose import _leaf_stuck
+
+    sw, leaf, first = rejected_first()
+    claim, _ = rival(sw, leaf, first)
+    mine = write(sw, leaf, "- 09:00 Alfama walk", revises=first)
+    judge(sw, mine, False)
+    n = node(fold(sw.events), leaf)
+    names = {claim.author: "executor-1"}
+    assert node_status(n, names) == "written again by executor-1 as a rival, and by its holder"
+    assert "a rival's revision by executor-1 is awaited" in _leaf_stuck(n, {"executor", "scorer"}, names)

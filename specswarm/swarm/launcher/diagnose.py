@@ -67,6 +67,10 @@ def _leaf_stuck(n: NodeView, roles_alive: set[str], names: dict[str, str]) -> st
         return f"its result awaits the board's votes ({votes} cast; leaves are judged in tree order){alive}"
     if "executor" not in roles_alive:
         return "no executor is alive"
+    owed = [c for c in n.claims if c.live and c.rival and not any(r.claim == c.id for r in n.results)]
+    if owed:
+        who = names.get(owed[0].author) or short_id(owed[0].author)
+        return f"a rival's revision by {who} is awaited (review.rivals; model slow or failing)"
     if n.claim:
         holder = n.claim_holder or "?"
         who = names.get(holder) or short_id(holder)  # its seat name, as the tree and table say
