@@ -10,7 +10,9 @@ whichever voted first), sampled with a seed of its own per revision. The default
 turns the failed checks into short instructions and quotes nothing: a small model copies what
 its prompt quotes (the rejected text, other leaves' lines) into its answer. The result then
 waits for the scorers; a rejected one is written again, with ``revises``, until the fold counts
-one (the best rejected one, once the revisions are used up).
+one (the best rejected one, once the revisions are used up). Where rivals write it again too
+(``review.rivals``: :mod:`~specswarm.swarm.roles.rivals`), the holder waits for a rival's
+claim, then keeps the rejected result's good lines; a rival writes the whole result afresh.
 """
 
 from __future__ import annotations
