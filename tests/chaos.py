@@ -264,11 +264,12 @@ class ChaosSwarm:
 
     def _tail(self, path: Path, state: FoldState, key: Any = None) -> None:
         key = key or path
-        if not path.exists():
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(self._offsets.get(key, 0))
+                data = fh.read()
+        except FileNotFoundError:  # not written yet, or gone between two looks
             return
-        with open(path, "rb") as fh:
-            fh.seek(self._offsets.get(key, 0))
-            data = fh.read()
         end = data.rfind(b"\n") + 1
         self._offsets[key] = self._offsets.get(key, 0) + end
         for line in data[:end].splitlines():
