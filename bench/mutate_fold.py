@@ -218,7 +218,7 @@ MUTANTS = (
     Mutant(
         "round-chain-counts-texts",
         "with rivals, the chain counts texts, not rounds: one round uses up two revisions",
-        "used = len(set(said.values())) if not rounds else 1 + _depth(dict(revising))",
+        "used = len(set(said.values())) if not rounds else 1 + deepest",
         "used = len(set(said.values()))",
         RESULTS,
     ),

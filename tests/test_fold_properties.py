@@ -138,6 +138,12 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 approve = verdict if draw(st.integers(0, 4)) else not verdict
                 sw.vote(scorer, res, approve, draw(st.sampled_from([20, 50, 90])), lamport=draw(lam))
 
+    def earlier_result(plan: Plan) -> Event:
+        """A result to write again: mostly a rejected one of the current tree."""
+        rejected = [r.id for n in plan.leaves() for r in n.results if r.status == "rejected"]
+        targets = [r for r in results if r.id in rejected]
+        return draw(st.sampled_from(targets if targets and draw(st.integers(0, 3)) else results))
+
     for _ in range(draw(st.integers(1, 30 if not judging else 40))):
         action = draw(
             st.sampled_from(ACTIONS + (JUDGING if judging else []) + (SUMMARIZING if summarizing else []))
@@ -213,9 +219,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             # a result of the same leaf that writes an earlier one again (mostly a rejected one of
             # the current tree), under a claim of its writer (the same text now and then: a stuck
             # model)
-            rejected = [r.id for n in plan.leaves() for r in n.results if r.status == "rejected"]
-            targets = [r for r in results if r.id in rejected]
-            earlier = draw(st.sampled_from(targets if targets and draw(st.integers(0, 3)) else results))
+            earlier = earlier_result(plan)
             leaf = earlier.wire["leaf"]
             mine = [c for c in claims if c.wire["leaf"] == leaf]
             claim = draw(st.sampled_from(mine))
@@ -230,9 +234,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
         elif action == "rival" and results:
             # a rival's claim to write a result again (mostly a rejected one of the current tree;
             # now and then superseding a claim of the leaf), and mostly its revision, judged
-            rejected = [r.id for n in plan.leaves() for r in n.results if r.status == "rejected"]
-            targets = [r for r in results if r.id in rejected]
-            earlier = draw(st.sampled_from(targets if targets and draw(st.integers(0, 3)) else results))
+            earlier = earlier_result(plan)
             leaf = earlier.wire["leaf"]
             same_leaf = [c for c in claims if c.wire["leaf"] == leaf]
             supersedes = draw(st.sampled_from([None, None, *(c.id for c in same_leaf)]))

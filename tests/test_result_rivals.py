@@ -80,23 +80,28 @@ def test_a_superseded_rival_claim_owes_nothing() -> None:
     assert got is not None and got.id == mine2.id
 
 
+def rejected_round(
+    sw: Swarm, leaf: str, target: Event, texts: tuple[str, str], scores: tuple[int, int]
+) -> tuple[Event, Event]:
+    """A round writing ``target`` again: the rival's revision, then the holder's, both rejected
+    with ``scores``."""
+    _, theirs = rival(sw, leaf, target, texts[0])
+    mine = write(sw, leaf, texts[1], revises=target)
+    assert theirs is not None
+    judge(sw, theirs, False, score=scores[0])
+    judge(sw, mine, False, score=scores[1])
+    return theirs, mine
+
+
 def test_with_rivals_the_chain_counts_rounds_not_texts() -> None:
     sw, leaf, first = rejected_first(max_revisions=2)
-    _, theirs = rival(sw, leaf, first, "- walk around")
-    mine = write(sw, leaf, "- have lunch", revises=first)
-    assert theirs is not None
-    judge(sw, theirs, False, score=40)
-    judge(sw, mine, False, score=30)
+    theirs, _ = rejected_round(sw, leaf, first, ("- walk around", "- have lunch"), (40, 30))
     n = node(fold(sw.events), leaf)
     assert n.result is None  # three texts, but one round of the two allowed
     # the next round writes again the round's best (the rival's), holder first
     target = next_target(n)
     assert target is not None and target.id == theirs.id and holder_work(n) == "revise"
-    _, again = rival(sw, leaf, theirs, "- walk along the river")
-    last = write(sw, leaf, "- walk by the sea", revises=theirs)
-    assert again is not None
-    judge(sw, again, False, score=45)
-    judge(sw, last, False, score=35)
+    again, _ = rejected_round(sw, leaf, theirs, ("- walk along the river", "- walk by the sea"), (45, 35))
     n = node(fold(sw.events), leaf)
     assert n.result is not None and n.result.id == again.id  # the best rejected one
 

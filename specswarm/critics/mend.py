@@ -90,7 +90,7 @@ def mend_result(text: str, task: ResultTask) -> Mended:
     lines = item_lines(text)
     if not listed(text):
         return Mended(tuple(lines))
-    lines = [line for line in (untagged(relabelled(line, task)) for line in lines) if line]
+    lines = _cleaned(lines, task)
     held, by_name = _held(lines, task, 0)
     kept: list[str] = []
     seen: set[str] = set()
@@ -158,7 +158,7 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     added one at a time while the on_task lens passes on the lines so far: at most ``wanted``
     of them, or as many as fit in :data:`MAX_LINES`, all in the order of their leading unit
     labels ("Day 6: ..." before "Day 7: ...")."""
-    new = [line for line in (untagged(relabelled(line, task)) for line in item_lines(answer)) if line]
+    new = _cleaned(item_lines(answer), task)
     echoes = {i for i, _, _ in repeated_lines(new, [Written("", mended.kept)], ECHO)}
     new = [line for i, line in enumerate(new) if i not in echoes]
     lines = [*mended.kept, *new]
@@ -201,6 +201,12 @@ def refilled(mended: Mended, span: tuple[str, int, int] | None = None) -> Mended
 FACT_TAG = re.compile(r"(?:^|\s+)\((?:\s*[^\W\d]\w{0,30}\s*=\s*[^(),=]{1,40}?\s*,?)+\)")
 """The format the prompts give facts in, "(days = 5)" or "(days = 2, budget_eur = 300)": a
 small model copies it into its lines ("Explore Kinkakuji Temple (hours = 2)")."""
+
+
+def _cleaned(lines: Sequence[str], task: ResultTask) -> list[str]:
+    """``lines`` relabelled (:func:`relabelled`) and untagged (:func:`untagged`), empty ones
+    left out."""
+    return [line for line in (untagged(relabelled(line, task)) for line in lines) if line]
 
 
 def untagged(line: str) -> str:

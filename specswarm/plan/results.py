@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from specswarm.plan.rules import vote_view
+from specswarm.plan.rules import superseded, vote_view
 from specswarm.plan.views import ResultView
 from specswarm.protocol.bodies import ClaimBody, ResultBody, VoteBody
 from specswarm.protocol.events import Event
@@ -133,7 +133,8 @@ def _best_rejected(
         said[res.id] = " ".join(body.output.split())
         revising.append((res.id, body.revises))
     stuck = any(rev in said and said[rev] == said[rid] for rid, rev in revising)
-    used = len(set(said.values())) if not rounds else 1 + _depth(dict(revising))
+    deepest = max(revision_depths(dict(revising)).values(), default=0)
+    used = len(set(said.values())) if not rounds else 1 + deepest
     if not ranked or (used < chain and not stuck):
         return None
     return min(ranked)[3][2]
@@ -158,11 +159,7 @@ def _open_rounds(
     """The rival rounds still open (see the module docstring): rejected result ids whose
     holder's revision, or a live rival claim's, is not written yet, or whose revisions are not
     all decided (accepted by a quorum, or rejected)."""
-    dead: set[str] = set()
-    for c in claims.values():
-        gone = c.body.supersedes if isinstance(c.body, ClaimBody) else None
-        if gone is not None and gone in claims and claims[gone].lamport < c.lamport:
-            dead.add(gone)
+    dead = superseded(claims)
     written: dict[str, set[str]] = {}  # round -> the claims its revisions were written under
     undecided: set[str] = set()
     for _, body, _, n_app, n_rej, _ in judged:
@@ -185,14 +182,14 @@ def _holder_claim(claim: Event) -> bool:
     return isinstance(claim.body, ClaimBody) and claim.body.rival is None
 
 
-def _depth(revising: Mapping[str, str | None]) -> int:
-    """The most revisions between a first result and a result (``revising``: id -> the id it
-    revises)."""
-    most = 0
+def revision_depths(revising: Mapping[str, str | None]) -> dict[str, int]:
+    """Result id -> how many revisions it is from a first result (``revising``: id -> the id
+    it revises; a result revising one not in ``revising`` counts as a first result)."""
+    out: dict[str, int] = {}
     for rid in revising:
-        n, cur, seen = 0, revising.get(rid), {rid}
+        n, cur, seen = 0, revising[rid], {rid}
         while cur is not None and cur in revising and cur not in seen:
             seen.add(cur)
             cur, n = revising[cur], n + 1
-        most = max(most, n)
-    return most
+        out[rid] = n
+    return out

@@ -275,6 +275,16 @@ def split_key(children: Iterable[Child]) -> tuple[str, ...]:
     return tuple(sorted(" ".join(c.title.casefold().split()) for c in children))
 
 
+def superseded(claims: Mapping[str, Event]) -> set[str]:
+    """The ids of the dead ``claims``: each named in the ``supersedes`` of a later claim."""
+    dead: set[str] = set()
+    for c in claims.values():
+        gone = c.body.supersedes if isinstance(c.body, ClaimBody) else None
+        if gone is not None and gone in claims and claims[gone].lamport < c.lamport:
+            dead.add(gone)
+    return dead
+
+
 def decide_leaf(
     run: str,
     claims_held: Mapping[str, Event],
@@ -289,11 +299,7 @@ def decide_leaf(
         for cid, c in claims_held.items()
         if roles.get(c.author) == "executor" and c.run == run and isinstance(c.body, ClaimBody)
     }
-    dead = {
-        b.supersedes
-        for c, b in claims.values()
-        if b.supersedes in claims and claims[b.supersedes][0].lamport < c.lamport
-    }
+    dead = superseded({cid: c for cid, (c, _) in claims.items()})
     live = [c for cid, (c, b) in claims.items() if cid not in dead and b.rival is None]
     winner = min(live, key=lambda c: c.order).id if live else None
     views = tuple(

@@ -170,6 +170,12 @@ class NodeView:
         return next((p for p in self.proposals if p.id == self.accepted), None)
 
     @property
+    def rivals_awaited(self) -> tuple[ClaimView, ...]:
+        """Live rivals' claims on this leaf with no result written under them yet."""
+        written = {r.claim for r in self.results}
+        return tuple(c for c in self.claims if c.live and c.rival and c.id not in written)
+
+    @property
     def claim_holder(self) -> str | None:
         """Peer id of the executor whose claim on this leaf wins (None when unclaimed)."""
         return next((c.author for c in self.claims if c.id == self.claim), None)

@@ -67,9 +67,9 @@ def _leaf_stuck(n: NodeView, roles_alive: set[str], names: dict[str, str]) -> st
         return f"its result awaits the board's votes ({votes} cast; leaves are judged in tree order){alive}"
     if "executor" not in roles_alive:
         return "no executor is alive"
-    owed = [c for c in n.claims if c.live and c.rival and not any(r.claim == c.id for r in n.results)]
-    if owed:
-        who = names.get(owed[0].author) or short_id(owed[0].author)
+    if n.rivals_awaited:
+        rival = n.rivals_awaited[0].author
+        who = names.get(rival) or short_id(rival)
         return f"a rival's revision by {who} is awaited (review.rivals; model slow or failing)"
     if n.claim:
         holder = n.claim_holder or "?"

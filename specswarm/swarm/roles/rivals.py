@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from specswarm.plan.results import revision_depths
 from specswarm.plan.views import NodeView, ResultView
 
 RIVAL_ATTEMPTS = 16
@@ -26,32 +27,21 @@ RIVAL_ATTEMPTS = 16
 another sampling of the same prompt, the same whoever sits in the seat."""
 
 
-def depth(leaf: NodeView, result: ResultView) -> int:
-    """How many revisions ``result`` is from a first result of ``leaf``."""
-    by_id = {r.id: r for r in leaf.results}
-    n, cur, seen = 0, result, {result.id}
-    while cur.revises in by_id and cur.revises not in seen:
-        cur = by_id[cur.revises]
-        seen.add(cur.id)
-        n += 1
-    return n
-
-
-def rival_claim_ids(leaf: NodeView) -> set[str]:
-    return {c.id for c in leaf.claims if c.rival is not None}
+def depths(leaf: NodeView) -> dict[str, int]:
+    """Result id -> how many revisions it is from a first result of ``leaf``."""
+    return revision_depths({r.id: r.revises for r in leaf.results})
 
 
 def holder_wrote(leaf: NodeView, target: str | None) -> bool:
     """Whether a result revising ``target`` (None: a first result) was written under a claim
     that is not a rival's (the holder's, or a dead holder's)."""
-    rivals = rival_claim_ids(leaf)
+    rivals = {c.id for c in leaf.claims if c.rival is not None}
     return any(r.revises == target and r.claim not in rivals for r in leaf.results)
 
 
 def rival_owed(leaf: NodeView, target: str) -> bool:
     """Whether a live rival claim made to write ``target`` again has no result yet."""
-    under = {r.claim for r in leaf.results if r.revises == target}
-    return any(c.live and c.rival == target and c.id not in under for c in leaf.claims)
+    return any(c.rival == target for c in leaf.rivals_awaited)
 
 
 def rival_claimed(leaf: NodeView, target: str) -> bool:
@@ -67,8 +57,9 @@ def next_target(leaf: NodeView) -> ResultView | None:
     awaits the board's votes, or one counts)."""
     if leaf.result is not None or not leaf.results:
         return None
-    deepest = max(depth(leaf, r) for r in leaf.results)
-    latest = [r for r in leaf.results if depth(leaf, r) == deepest]
+    steps = depths(leaf)
+    deepest = max(steps.values())
+    latest = [r for r in leaf.results if steps[r.id] == deepest]
     target = latest[0].revises
     by_id = {r.id: r for r in leaf.results}
     writing = target is not None and (not holder_wrote(leaf, target) or rival_owed(leaf, target))

@@ -31,7 +31,7 @@ from specswarm.protocol.bodies import ResultBody
 from specswarm.swarm.roles.base import ModelRole, ancestors_of, siblings_of
 from specswarm.swarm.roles.rivals import (
     RIVAL_ATTEMPTS,
-    depth,
+    depths,
     holder_wrote,
     next_target,
     rival_claimed,
@@ -153,7 +153,7 @@ class LeafWriter(ModelRole):
         # rival's seat samples another way
         if rejected is not None:
             rival = 0 if seat is None else RIVAL_ATTEMPTS * (seat + 1)
-            retry["attempt"] += depth(leaf, rejected) + 1 + rival
+            retry["attempt"] += depths(leaf)[rejected.id] + 1 + rival
         output = await self.think(
             node,
             leaf.id,
