@@ -108,6 +108,27 @@ def test_a_thin_result_is_completed_before_the_board_sees_it() -> None:
     assert not any(REJECTED in p for p in prompts)  # nothing had to be written afresh
 
 
+def test_a_first_result_still_thin_is_written_once_more_before_the_board_sees_it() -> None:
+    sampled: list[str] = []
+
+    def thin_unless_sampled(req: GenerationRequest) -> str:
+        """Greedy: a thin answer, and nothing new when asked for the missing lines."""
+        if "\nTask: " not in req.prompt or "5 to 8 lines" not in req.system:
+            return scripted_answer(req)
+        if req.temperature > 0:
+            sampled.append(req.prompt)
+            return scripted_answer(req)
+        return THIN
+
+    plan, prompts = run(thin_unless_sampled, rivals=0)
+    leaves = plan.leaves()
+    assert len(sampled) == len(leaves)  # once per leaf, and never again
+    for n in leaves:
+        assert n.result is not None and n.result.revises is None and n.result.status == "accepted"
+        assert len(n.result.output.splitlines()) >= 5 and "See the sights" not in n.result.output
+    assert not any(REJECTED in p for p in prompts)
+
+
 def test_a_rejected_result_is_written_again_with_the_boards_critique() -> None:
     plan, prompts = run(restating_first)
     for n in plan.leaves():

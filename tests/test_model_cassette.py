@@ -69,6 +69,7 @@ def test_real_decompose_rate_execute_replayed() -> None:
         "off_task": 0,
         "mended": 0,
         "completed": 0,
+        "rewritten": 0,
         "repaired": 0,
         "varied": 0,
         "varied_requests": 0,

@@ -182,6 +182,9 @@ class TaskCounts:
     completed: int = 0
     """Answers asked for the lines a mended leaf result still lacked (at most
     :data:`~specswarm.model.judged.ROUNDS` per result)."""
+    rewritten: int = 0
+    """First leaf results for the board written once more, sampled (at most once per result):
+    the first answer, completed, was still shorter than the board accepts."""
     repaired: int = 0
     """Splits repaired in code before proposing: overlapping children merged, repeating ones
     dropped (:func:`~specswarm.critics.repair.repair_split`)."""
@@ -212,6 +215,7 @@ class TaskCounts:
             "off_task": self.off_task,
             "mended": self.mended,
             "completed": self.completed,
+            "rewritten": self.rewritten,
             "repaired": self.repaired,
             "varied": self.varied,
             "varied_requests": self.varied_requests,

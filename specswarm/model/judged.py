@@ -4,7 +4,9 @@ would hold against it are left out and, when that leaves the result short, the m
 for that many more lines, shown the lines that stay: one call that writes the missing lines,
 not a whole new result that repeats the old one's faults. An answer with no line worth keeping
 is asked for once more, as lines only about the leaf; when that gives nothing either, the
-first answer goes to the board as written.
+first answer goes to the board as written. A first result still thinner than the board accepts
+is written once more, sampled, and the fuller of the two goes to the board: a thin first result
+would otherwise cost a round of revisions once its leaf is in turn.
 
 Writing a rejected result again, the same pass runs on the rejected text against what the board
 judged it on (the ledger included): its good lines stay and the model writes the rest. A
@@ -21,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from specswarm.critics.mend import Mended, added_lines, enough, mend_result, refilled
-from specswarm.critics.results import ResultTask, Written
+from specswarm.critics.results import ResultTask, Written, width
 from specswarm.critics.shingles import item_lines
 from specswarm.errors import ModelError
 from specswarm.model.asking import Ask, TaskCounts
@@ -84,19 +86,48 @@ def write_judged(
     if previous and not afresh:
         kept = mend_result(previous, task)
         if kept.kept and (kept.dropped or kept.wanted):
-            return _completed(model, lines, task, kept, tally, attempt)
+            return _completed(model, lines, task, kept, tally, attempt).text()
     parse = partial(parse_execution, goal=spec.goal)
     text = _attempts(model, "execute", whole, parse, tally, attempt * (MAX_RETRIES + 1), failure)
+    first = _passed(model, lines, task, text, tally, attempt)
+    if previous or enough(first[1]):
+        return first[0]
+    # a first result the board would find thin: one more answer to the same prompt, sampled,
+    # and the fuller of the two goes to the board (the first on a tie)
+    tally.rewritten += 1
+    try:
+        again = _attempts(model, "execute", whole, parse, tally, (attempt + AGAIN) * (MAX_RETRIES + 1))
+    except ModelError as exc:
+        log.info("%r: writing it once more failed: %s", leaf.title, exc)
+        return first[0]
+    second = _passed(model, lines, task, again, tally, attempt + AGAIN)
+    best = max((first, second), key=lambda done: _fullness(done[1]))
+    log.info("%r: written once more, kept the %s answer", leaf.title, "first" if best is first else "second")
+    return best[0]
+
+
+def _passed(
+    model: Model, ask: Ask, task: ResultTask, text: str, tally: TaskCounts, attempt: int
+) -> tuple[str, Mended]:
+    """``text`` after the executor's own pass: as written when the pass finds nothing to leave
+    out or add, else its good lines completed (:func:`_completed`); as written, too, when no
+    line of it is worth keeping (the board judges it). With what the pass makes of the text."""
     mended = mend_result(text, task)
     if not mended.dropped and not mended.wanted:
-        return text  # all good: the board judges it as written
-    done = _completed(model, lines, task, mended, tally, attempt)
-    return done if item_lines(done) else text  # nothing to build on: the board judges it
+        return text, mended  # all good: the board judges it as written
+    done = _completed(model, ask, task, mended, tally, attempt)
+    return (done.text(), done) if item_lines(done.text()) else (text, mended)
+
+
+def _fullness(mended: Mended) -> tuple[bool, int, int]:
+    """How near a passed-over result is to what the board accepts: enough of it, then its
+    lines, then their characters."""
+    return enough(mended), len(mended.kept), sum(width(line) for line in mended.kept)
 
 
 def _completed(
     model: Model, ask: Ask, task: ResultTask, mended: Mended, tally: TaskCounts, attempt: int
-) -> str:
+) -> Mended:
     """``mended``'s lines, and as many more as it wants from further answers to ``ask`` with the
     lines that stay shown: a second answer (:data:`ROUNDS`) only while the lines are fewer or
     shorter than the board accepts and the last answer added some; the lines so far when the
@@ -133,8 +164,11 @@ def _completed(
             ask.node.title,
             len(done.kept) - len(before.kept),
         )
-    return done.text()
+    return done
 
 
 ROUNDS = 2
 """Answers asked for the lines a mended result lacks, at most."""
+AGAIN = 8
+"""A first result written once more samples as the calls after this many failed ones would:
+another answer to the same prompt, unlike a revision's (whose seeds count the revisions)."""
