@@ -361,3 +361,13 @@ def test_a_full_width_colon_ends_the_title() -> None:
         Child("装备采购", "根据预算购买咖啡机"),
         Child("設計と改装"),
     ]
+
+
+def test_a_doubled_list_marker_is_written_once() -> None:
+    answer = (
+        "- - As you ascend, stop at Tsumami Falls\n  * - Lunch in Fujiyoshida, 1,200 JPY\n"
+        "- **Usage**: todo add"
+    )
+    assert parse_execution(answer) == (
+        "- As you ascend, stop at Tsumami Falls\n  - Lunch in Fujiyoshida, 1,200 JPY\n- **Usage**: todo add"
+    )

@@ -69,6 +69,8 @@ def strip_markdown(text: str) -> str:
 
 _HAS_WORD = re.compile(r"[^\W_]")
 _FENCES = ("```", "~~~")
+_DOUBLED_MARKER = re.compile(r"^(\s*)[-*•]\s+[-*•]\s+(?=\S)", re.M)
+"""A list item whose text begins with another marker ("- - Visit Nara"): one marker is meant."""
 
 
 def cut_repeats(text: str, limit: int = REPEAT_LIMIT) -> tuple[str, bool]:
@@ -342,9 +344,11 @@ def parse_children(
 
 def parse_execution(text: str, *, max_chars: int = MAX_OUTPUT, goal: str = "") -> str:
     """Clean an executor answer: unwrap a lone fence (inner code blocks keep theirs), drop an echoed
-    breadcrumb ("- <goal> > Tokyo - Visit Senso-ji" keeps "- Visit Senso-ji"), cut loops, bound it."""
+    breadcrumb ("- <goal> > Tokyo - Visit Senso-ji" keeps "- Visit Senso-ji"), write a doubled
+    list marker ("- - Visit Nara") once, cut loops, bound it."""
     text = text.strip()
     text = unfence(text) if text.startswith("```") else text
+    text = _DOUBLED_MARKER.sub(r"\1- ", text)
     if goal:
         crumb = re.compile(rf"^(\s*(?:[-*•]\s*)?){re.escape(goal)}\s*>[^\n]*?(?:\s+-\s+|:\s+|$)", re.M)
         kept = crumb.sub(r"\1", text).splitlines()  # a bare breadcrumb goes; a closing fence stays
