@@ -69,3 +69,14 @@ def test_schedule_labels_follow_a_language_the_headings_are_written_for() -> Non
     assert plan_language("Plan a trip").unit_label("days") is None
     assert plan_language("Viaje a Oporto en seis días").unit_label("days") is None
     assert plan_language("在八周内开一家小咖啡馆").unit_label("budget_eur") is None
+
+
+def test_a_goal_in_latin_letters_beyond_english_with_no_language_gets_a_hint() -> None:
+    from specswarm.spec.language import language_hint
+
+    spanish = "Planificar un viaje de seis días a Oporto"
+    hint = language_hint(spanish, "")
+    assert hint is not None and "set `language:`" in hint
+    assert language_hint(spanish, "", "es") is None  # named: nothing to say
+    assert language_hint("Plan a two-week trip to Japan", "") is None  # plain ASCII
+    assert language_hint("दिल्ली और आगरा की पाँच दिन की यात्रा", "") is None  # the script names Hindi

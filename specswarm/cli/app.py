@@ -175,6 +175,7 @@ def validate(
     """
     from specswarm.cli.init import validate_line
     from specswarm.spec import load_spec
+    from specswarm.spec.language import language_hint
 
     problems: list[str] = []
     for path in _spec_files(specs):
@@ -184,6 +185,9 @@ def validate(
             problems.extend(str(p) for p in exc.problems)
         else:
             typer.echo(validate_line(path, spec.name, spec.goal))
+            hint = language_hint(spec.goal, spec.context, spec.language)
+            if hint is not None:
+                typer.secho(f"{path}: note: {hint}", fg=typer.colors.YELLOW, err=True)
     if problems:
         for line in problems:
             typer.secho(line, fg=typer.colors.RED, err=True)

@@ -174,3 +174,17 @@ def plan_language(goal: str, context: str = "", declared: str | None = None) -> 
         return Language(None, None, _headings(None), foreign=beyond_ascii(f"{goal}\n{context}"))
     name = _HEADINGS[code][0] if code in _HEADINGS else _NAMES.get(code)
     return Language(code, name, _headings(code))
+
+
+def language_hint(goal: str, context: str = "", declared: str | None = None) -> str | None:
+    """What to tell the user of a spec whose goal is written in Latin letters beyond English
+    (é, ñ, ß...) and that names no ``language``: the prompts then ask for the goal's own
+    language, but the headings and the schedule's unit labels ("Day 3") stay English, as Latin
+    letters cannot tell which language it is. None when there is nothing to tell."""
+    if declared or not plan_language(goal, context).foreign:
+        return None
+    return (
+        "the goal is written in letters beyond English but the spec names no language: the "
+        "prompts ask for the goal's own language, while headings and day labels stay English; "
+        "set `language:` (a code such as es, or a name) to have the whole plan in it"
+    )

@@ -21,6 +21,7 @@ from specswarm.errors import InterruptedRunError, RunError, SpecError, SpecSwarm
 from specswarm.plan import FoldState, Plan
 from specswarm.render.tree import tree_text
 from specswarm.spec import GoalSpec
+from specswarm.spec.language import language_hint
 from specswarm.swarm.launcher import forked
 from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events, write_events
@@ -175,6 +176,9 @@ def prepare(request: PlanRequest) -> Launch:
     )
     for line in start_lines(spec, peers[0].listen, peers[0].port, peers[0].identity.peer_id):
         launch.progress.say(line)
+    hint = language_hint(spec.goal, spec.context, spec.language)
+    if hint is not None:
+        launch.progress.say(f"note: {hint}")
     if run.resumed:
         launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
     if start.edits:
