@@ -249,3 +249,9 @@ def in_unit_order(lines: Sequence[str], span: tuple[str, int, int] | None) -> li
 def enough(mended: Mended) -> bool:
     """Whether the kept lines are as many and as long as the concrete lens asks."""
     return len(mended.kept) >= MIN_LINES and _chars(mended.kept) >= MIN_CHARS
+
+
+def fullness(mended: Mended) -> tuple[bool, int, int]:
+    """How near the kept lines come to what the concrete lens asks, to rank two answers: enough
+    of them (:func:`enough`), then how many, then their characters."""
+    return enough(mended), len(mended.kept), _chars(mended.kept)

@@ -22,8 +22,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from specswarm.critics.mend import Mended, added_lines, enough, mend_result, refilled
-from specswarm.critics.results import ResultTask, Written, width
+from specswarm.critics.mend import Mended, added_lines, enough, fullness, mend_result, refilled
+from specswarm.critics.results import ResultTask, Written
 from specswarm.critics.shingles import item_lines
 from specswarm.errors import ModelError
 from specswarm.model.asking import Ask, TaskCounts
@@ -101,7 +101,7 @@ def write_judged(
         log.info("%r: writing it once more failed: %s", leaf.title, exc)
         return first[0]
     second = _passed(model, lines, task, again, tally, attempt + AGAIN)
-    best = max((first, second), key=lambda done: _fullness(done[1]))
+    best = max((first, second), key=lambda done: fullness(done[1]))
     log.info("%r: written once more, kept the %s answer", leaf.title, "first" if best is first else "second")
     return best[0]
 
@@ -117,12 +117,6 @@ def _passed(
         return text, mended  # all good: the board judges it as written
     done = _completed(model, ask, task, mended, tally, attempt)
     return (done.text(), done) if item_lines(done.text()) else (text, mended)
-
-
-def _fullness(mended: Mended) -> tuple[bool, int, int]:
-    """How near a passed-over result is to what the board accepts: enough of it, then its
-    lines, then their characters."""
-    return enough(mended), len(mended.kept), sum(width(line) for line in mended.kept)
 
 
 def _completed(
