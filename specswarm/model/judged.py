@@ -89,9 +89,9 @@ def write_judged(
             return _completed(model, lines, task, kept, tally, attempt).text()
     parse = partial(parse_execution, goal=spec.goal)
     text = _attempts(model, "execute", whole, parse, tally, attempt * (MAX_RETRIES + 1), failure)
-    first = _passed(model, lines, task, text, tally, attempt)
-    if previous or enough(first[1]):
-        return first[0]
+    first, mended = _passed(model, lines, task, text, tally, attempt)
+    if previous or enough(mended):
+        return first
     # a first result the board would find thin: one more answer to the same prompt, sampled,
     # and the fuller of the two goes to the board (the first on a tie)
     tally.rewritten += 1
@@ -99,11 +99,11 @@ def write_judged(
         again = _attempts(model, "execute", whole, parse, tally, (attempt + AGAIN) * (MAX_RETRIES + 1))
     except ModelError as exc:
         log.info("%r: writing it once more failed: %s", leaf.title, exc)
-        return first[0]
-    second = _passed(model, lines, task, again, tally, attempt + AGAIN)
-    best = max((first, second), key=lambda done: fullness(done[1]))
-    log.info("%r: written once more, kept the %s answer", leaf.title, "first" if best is first else "second")
-    return best[0]
+        return first
+    second, remended = _passed(model, lines, task, again, tally, attempt + AGAIN)
+    keep_second = fullness(remended) > fullness(mended)  # the first on a tie
+    log.info("%r: written once more, kept the %s answer", leaf.title, "second" if keep_second else "first")
+    return second if keep_second else first
 
 
 def _passed(
@@ -116,7 +116,8 @@ def _passed(
     if not mended.dropped and not mended.wanted:
         return text, mended  # all good: the board judges it as written
     done = _completed(model, ask, task, mended, tally, attempt)
-    return (done.text(), done) if item_lines(done.text()) else (text, mended)
+    completed = done.text()
+    return (completed, done) if item_lines(completed) else (text, mended)
 
 
 def _completed(

@@ -94,8 +94,8 @@ def node_status(n: NodeView, names: Mapping[str, str], fallback: bool = False) -
         pending = next((r for r in n.results if r.status == "pending"), None)
         if pending is not None:
             return f"result by {_who(pending.author, names)} under review, {len(pending.votes)} vote(s)"
-        if n.rivals_awaited:
-            return f"written again by {_who(n.rivals_awaited[0].author, names)} as a rival, and by its holder"
+        if awaited := n.rivals_awaited:
+            return f"written again by {_who(awaited[0].author, names)} as a rival, and by its holder"
         if n.claim:
             return f"claimed by {_who(n.claim_holder, names)}"
         return "unclaimed"

@@ -67,8 +67,8 @@ def _leaf_stuck(n: NodeView, roles_alive: set[str], names: dict[str, str]) -> st
         return f"its result awaits the board's votes ({votes} cast; leaves are judged in tree order){alive}"
     if "executor" not in roles_alive:
         return "no executor is alive"
-    if n.rivals_awaited:
-        rival = n.rivals_awaited[0].author
+    if awaited := n.rivals_awaited:
+        rival = awaited[0].author
         who = names.get(rival) or short_id(rival)
         return f"a rival's revision by {who} is awaited (review.rivals; model slow or failing)"
     if n.claim:
