@@ -137,12 +137,15 @@ MUTANTS = (
     Mutant(
         "result-quorum-short",
         "a result is accepted one approving vote short of the quorum",
-        "if len(approvals) >= q and body.revises in rivals:\n"
-        "            rounds.setdefault(body.revises, []).append((-(mean or 0), body.output, res.id))\n"
-        "        elif len(approvals) >= q:\n            done = approvals[q - 1]",
-        "if len(approvals) >= max(1, q - 1) and body.revises in rivals:\n"
-        "            rounds.setdefault(body.revises, []).append((-(mean or 0), body.output, res.id))\n"
-        "        elif len(approvals) >= max(1, q - 1):\n            done = approvals[max(1, q - 1) - 1]",
+        "if n_app >= q and (body.revises in rivals or body.revises in named):\n"
+        "            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, res.id))\n"
+        "        elif n_app >= q:\n"
+        "            done = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve][q - 1]",
+        "if n_app >= max(1, q - 1) and (body.revises in rivals or body.revises in named):\n"
+        "            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, res.id))\n"
+        "        elif n_app >= max(1, q - 1):\n"
+        "            done = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve]"
+        "[max(1, q - 1) - 1]",
         RESULTS,
     ),
     Mutant(
@@ -190,15 +193,15 @@ MUTANTS = (
     Mutant(
         "round-not-awaited",
         "a rival round's result counts before every writer of the round has written and been judged",
-        "waiting = _open_rounds(claims, rivals, judged, q, n_scorers)",
+        "waiting = _open_rounds(claims, rivals, named, judged, q, n_scorers)",
         "waiting: set[str] = set()",
         RESULTS,
     ),
     Mutant(
         "round-first-past-quorum",
         "of a rival round's accepted results, the first to reach the quorum counts, not the best",
-        "if len(approvals) >= q and body.revises in rivals:",
-        "if len(approvals) >= q and body.revises in rivals and False:",
+        "if n_app >= q and (body.revises in rivals or body.revises in named):",
+        "if n_app >= q and (body.revises in rivals or body.revises in named) and False:",
         RESULTS,
     ),
     Mutant(
@@ -206,6 +209,13 @@ MUTANTS = (
         "a round closes once the holder's revision is judged, a rival's claim unwritten",
         "if not holders or owed:",
         "if not holders:",
+        RESULTS,
+    ),
+    Mutant(
+        "round-named-unheard",
+        "a round closes though a rival claim the holder's revision names is not held yet",
+        "if not ids <= {c.id for c in rivals.get(target, ())}:",
+        "if False:",
         RESULTS,
     ),
     Mutant(

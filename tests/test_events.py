@@ -315,6 +315,9 @@ BODY_VIOLATIONS: list[tuple[str, Any, str]] = [
     ("result", {k: v for k, v in BODIES["result"].items() if k != "output"}, "body"),
     ("result", {**BODIES["result"], "output": "o" * 20001}, "body/output"),
     ("result", {**BODIES["result"], "claim": None}, "body/claim"),
+    ("result", {**BODIES["result"], "rivals": ["c" * 64]}, "body"),  # rivals without revises
+    ("result", {**BODIES["result"], "revises": "a" * 64, "rivals": []}, "body/rivals"),
+    ("result", {**BODIES["result"], "revises": "a" * 64, "rivals": ["c" * 64] * 2}, "body/rivals"),
 ]
 
 

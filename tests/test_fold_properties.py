@@ -270,19 +270,27 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                     else f"out {draw(st.integers(0, 5))}"
                 )
                 revises = prev.id if prev is not None and kind != "copy" else None
-                res = sw.result(who, leaf.id, claim, output=text, revises=revises, lamport=draw(lam))
+                # a rival's claim to write the same rejected result again, mostly heard of and
+                # named by the holder's revision (now and then made later, or by a dead peer:
+                # named, never held)
+                rivalry = revises is not None and draw(st.booleans())
+                rival = draw(st.sampled_from(exe))
+                rc = sw.claim(rival, leaf.id, lamport=draw(lam), rival=revises) if rivalry else None
+                heard = [rc.id] if rc is not None and draw(st.integers(0, 3)) else []
+                if rc is not None and heard and not draw(st.integers(0, 7)):
+                    sw.events.remove(rc)
+                elif rc is not None:
+                    claims.append(rc)
+                res = sw.result(
+                    who, leaf.id, claim, output=text, revises=revises, lamport=draw(lam), rivals=heard
+                )
                 results.append(res)
                 judge(res, [0, 1, 1, 1, 1, 1], (True, False, False, False))
-                if revises is not None and draw(st.booleans()):
-                    # a rival writes the same rejected result again, mostly (another text)
-                    rival = draw(st.sampled_from(exe))
-                    rc = sw.claim(rival, leaf.id, lamport=draw(lam), rival=revises)
-                    claims.append(rc)
-                    if draw(st.integers(0, 3)):
-                        other = f"out {draw(st.integers(0, 5))}"
-                        alt = sw.result(rival, leaf.id, rc, output=other, revises=revises, lamport=draw(lam))
-                        results.append(alt)
-                        judge(alt, [0, 1, 1, 1, 1, 1], (True, True, False))
+                if rc is not None and rc in claims and draw(st.integers(0, 3)):
+                    other = f"out {draw(st.integers(0, 5))}"
+                    alt = sw.result(rival, leaf.id, rc, output=other, revises=revises, lamport=draw(lam))
+                    results.append(alt)
+                    judge(alt, [0, 1, 1, 1, 1, 1], (True, True, False))
                 prev = res
     if summarizing:
         # summaries bottom-up: a level's ready nodes, now and then twice (a second writer)
@@ -576,7 +584,9 @@ def reference(events: list[Event]) -> dict[str, Any]:
         ]
         holder = any("rival" not in claims[cid].wire for cid in under)
         undecided = any(len(tally[r.id][0]) < q and tally[r.id][1] <= n - q for r in ours)
-        return bool(owed) or not holder or undecided
+        held = {c.id for c in claims.values() if c.wire.get("rival") == target}
+        unheard = any(set(r.wire.get("rivals", ())) - held for r in ours)
+        return bool(owed) or not holder or undecided or unheard
 
     def judged_result(leaf: str, claims: dict[str, Event]) -> str | None:
         """review.results: the result a quorum accepted first (its q-th approving vote least in
@@ -599,6 +609,7 @@ def reference(events: list[Event]) -> dict[str, Any]:
             mean = Fraction(sum(v.wire["score"] for v in votes), len(votes)) if votes else Fraction(0)
             tally[r.id] = (approving, len(votes) - len(approving), mean)
         rounds = {c.wire["rival"] for c in claims.values() if "rival" in c.wire}
+        rounds |= {r.wire["revises"] for r in mine if r.wire.get("rivals")}
         if any(round_open(t, mine, claims, tally) for t in rounds):
             return None
         best_of_round = [

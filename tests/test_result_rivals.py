@@ -4,12 +4,17 @@ rule's properties are in tests/test_fold_properties.py; these are the cases by n
 
 from __future__ import annotations
 
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from specswarm.plan import fold
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.protocol.events import Event, check_event
 from specswarm.render import render_plan
 from specswarm.swarm.roles.rivals import next_target, rival_seats
-from specswarm.swarm.roles.writing import holder_work
+from specswarm.swarm.roles.writing import _rivals_heard, holder_work
 from specswarm.testing.synth import Swarm
 from tests.test_result_board import board, judge, node, write
 
@@ -78,6 +83,60 @@ def test_a_superseded_rival_claim_owes_nothing() -> None:
     judge(sw2, mine2, True)
     got = node(fold(sw2.events), leaf2).result
     assert got is not None and got.id == mine2.id
+
+
+def test_a_revision_naming_a_rival_claim_not_heard_yet_counts_nothing() -> None:
+    """Gossip need not deliver the rival's claim before the holder's revision made after it: a
+    peer holding the revision alone must not count it, and judge the next leaf by it."""
+    sw, leaf, first = rejected_first()
+    claim, _ = rival(sw, leaf, first)
+    heard = _rivals_heard(node(fold(sw.events), leaf), first.id)
+    assert heard == (claim.id,)
+    ex = sw.peers["executor"][0]
+    held = next(e for e in sw.events if e.kind == "claim" and e.author == ex.peer_id)
+    mine = sw.result(ex, leaf, held, output="- 09:00 Alfama walk", revises=first.id, rivals=heard)
+    assert check_event(mine.to_bytes())[0] == mine and mine.wire["rivals"] == [claim.id]
+    judge(sw, mine, True, score=85)
+    early = [e for e in sw.events if e.id != claim.id]
+    n = node(fold(early), leaf)
+    assert n.result is None and {r.id: r.status for r in n.results}[mine.id] == "approved"
+    theirs = sw.result(sw.peers["executor"][1], leaf, claim, output="- 10:00 Belem tower", revises=first.id)
+    judge(sw, theirs, True, score=95)
+    assert node(fold([e for e in sw.events if e.id != claim.id]), leaf).result is None
+    got = node(fold(sw.events), leaf).result
+    assert got is not None and got.id == theirs.id
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([60, 85, 95]), st.booleans(), st.randoms(use_true_random=False))
+def test_a_counted_round_result_is_what_every_later_view_counts(
+    score: int, approve: bool, rnd: random.Random
+) -> None:
+    """Delivered in any order that keeps a vote after its result and a result after its claim,
+    a view holding part of a round counts nothing of the leaf or what the whole set counts."""
+    sw, leaf, first = rejected_first()
+    claim, _ = rival(sw, leaf, first)
+    ex = sw.peers["executor"][0]
+    held = next(e for e in sw.events if e.kind == "claim" and e.author == ex.peer_id)
+    mine = sw.result(ex, leaf, held, output="- 09:00 Alfama walk", revises=first.id, rivals=(claim.id,))
+    judge(sw, mine, approve, score=85 if approve else 30)
+    theirs = sw.result(sw.peers["executor"][1], leaf, claim, output="- 10:00 Belem tower", revises=first.id)
+    judge(sw, theirs, True, score=score)
+    final = node(fold(sw.events), leaf).result
+    assert final is not None
+    before = {e.id: set() for e in sw.events}  # event -> what must arrive before it
+    for e in sw.events:
+        for key in ("result", "claim"):
+            if isinstance(e.wire.get(key), str) and e.wire[key] in before:
+                before[e.id].add(e.wire[key])
+    pending, order = list(sw.events), []
+    while pending:
+        ready = [e for e in pending if before[e.id] <= {o.id for o in order}]
+        pick = rnd.choice(ready)
+        pending.remove(pick)
+        order.append(pick)
+        got = node(fold(order), leaf).result if leaf in fold(order).nodes else None
+        assert got is None or got.id == final.id
 
 
 def rejected_round(

@@ -13,10 +13,12 @@ the result under the least claim counts, unjudged).
   (``review.rivals``: an executor other than the holder claims the leaf with ``rival`` naming
   that result). Nothing of the leaf counts while a round is open: the holder's revision (one
   under a claim that is not a rival's) or a live rival claim's revision is missing, or one of
-  the round's results is pending. Of a closed round's accepted results, the one the board
-  scores highest counts (every scorer runs the same checks on a result, so every vote on it
-  has the same score whichever scorers voted: timing does not choose), then what it says, then
-  the lesser id;
+  the round's results is pending, or a rival claim that a revision names (``ResultBody.rivals``:
+  the holder names those it heard of before writing) is not held yet: gossip need not deliver
+  the claim before the revision, and a peer must not count a round it has not seen whole. Of a
+  closed round's accepted results, the one the board scores highest counts (every scorer runs
+  the same checks on a result, so every vote on it has the same score whichever scorers voted:
+  timing does not choose), then what it says, then the lesser id;
 * every run delivers: with none accepted and none pending, once the leaf holds ``chain``
   (``review.revisions + 1``) rejected results of distinct texts, or a rejected revision says
   word for word what the result it revises said (the greedy model is stuck), the best rejected
@@ -51,9 +53,6 @@ def judge_results(
     this run's executors (id -> claim); ``votes``: result id -> the least vote of each author
     (any run: only this run's votes by authorised scorers count)."""
     judged: list[tuple[Event, ResultBody, list[Event], int, int, int | None]] = []
-    candidates: list[tuple[tuple[int, str, int, str], str]] = []
-    rounds: dict[str, list[tuple[int, str, str]]] = {}  # rival round -> its accepted results
-    rivals = _rival_claims(claims)
     for res in results:
         body = res.body
         held = claims.get(body.claim) if isinstance(body, ResultBody) else None
@@ -66,13 +65,18 @@ def judge_results(
         approvals = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve]
         scores = [v.body.score for v in cast if isinstance(v.body, VoteBody)]
         mean = (sum(scores) * 1000 // len(scores)) if scores else None
-        if len(approvals) >= q and body.revises in rivals:
-            rounds.setdefault(body.revises, []).append((-(mean or 0), body.output, res.id))
-        elif len(approvals) >= q:
-            done = approvals[q - 1]
-            candidates.append(((done.lamport, done.author, -(mean or 0), res.id), res.id))
         judged.append((res, body, cast, len(approvals), len(cast) - len(approvals), mean))
-    waiting = _open_rounds(claims, rivals, judged, q, n_scorers)
+    rivals = _rival_claims(claims)
+    named = _named_rivals(judged)
+    candidates: list[tuple[tuple[int, str, int, str], str]] = []
+    rounds: dict[str, list[tuple[int, str, str]]] = {}  # rival round -> its accepted results
+    for res, body, cast, n_app, _, mean in judged:
+        if n_app >= q and (body.revises in rivals or body.revises in named):
+            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, res.id))
+        elif n_app >= q:
+            done = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve][q - 1]
+            candidates.append(((done.lamport, done.author, -(mean or 0), res.id), res.id))
+    waiting = _open_rounds(claims, rivals, named, judged, q, n_scorers)
     counted = None
     if not waiting:
         closed = [r for accepted in rounds.values() for r in accepted]
@@ -149,22 +153,36 @@ def _rival_claims(claims: Mapping[str, Event]) -> dict[str, list[Event]]:
     return out
 
 
+def _named_rivals(
+    judged: Iterable[tuple[Event, ResultBody, list[Event], int, int, int | None]],
+) -> dict[str, set[str]]:
+    """Rejected result id -> the rival claims that its judged revisions name
+    (:attr:`~specswarm.protocol.bodies.ResultBody.rivals`: heard of by their writers)."""
+    out: dict[str, set[str]] = {}
+    for _, body, _, _, _, _ in judged:
+        if body.revises is not None and body.rivals:
+            out.setdefault(body.revises, set()).update(body.rivals)
+    return out
+
+
 def _open_rounds(
     claims: Mapping[str, Event],
     rivals: Mapping[str, list[Event]],
+    named: Mapping[str, set[str]],
     judged: Iterable[tuple[Event, ResultBody, list[Event], int, int, int | None]],
     q: int,
     n_scorers: int,
 ) -> set[str]:
     """The rival rounds still open (see the module docstring): rejected result ids whose
     holder's revision, or a live rival claim's, is not written yet, or whose revisions are not
-    all decided (accepted by a quorum, or rejected)."""
+    all decided (accepted by a quorum, or rejected), or a rival claim a revision names is not
+    held yet."""
     dead = superseded(claims)
     written: dict[str, set[str]] = {}  # round -> the claims its revisions were written under
     undecided: set[str] = set()
     for _, body, _, n_app, n_rej, _ in judged:
         target = body.revises
-        if target is not None and target in rivals:
+        if target is not None and (target in rivals or target in named):
             written.setdefault(target, set()).add(body.claim)
             if n_app < q and n_rej <= n_scorers - q:
                 undecided.add(target)
@@ -175,6 +193,9 @@ def _open_rounds(
         owed = [c.id for c in made if c.id not in dead and c.id not in under]
         if not holders or owed:
             open_.add(target)
+    for target, ids in named.items():
+        if not ids <= {c.id for c in rivals.get(target, ())}:
+            open_.add(target)  # a named rival claim not heard of yet: its revision may come
     return open_
 
 

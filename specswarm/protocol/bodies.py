@@ -214,11 +214,18 @@ class ResultBody:
     revises: str | None = None
     """Id of the rejected result this one writes again (absent in first results, and in every
     result of a run whose results are not judged)."""
+    rivals: tuple[str, ...] = ()
+    """The ids of the rival claims (:attr:`ClaimBody.rival`) to write ``revises`` again that its
+    writer had heard of, in a holder's revision: the fold keeps the round open until it holds
+    them, so a peer that hears the revision first never counts it alone (empty: absent)."""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"leaf": self.leaf, "claim": self.claim, "output": self.output, "model": self.model}
+        out: dict[str, Any] = {"leaf": self.leaf, "claim": self.claim, "output": self.output}
+        out["model"] = self.model
         if self.revises is not None:
             out["revises"] = self.revises
+        if self.rivals:
+            out["rivals"] = list(self.rivals)
         return out
 
 
@@ -303,6 +310,7 @@ def parse_body(kind: str, raw: Mapping[str, Any]) -> Body:
                 str(raw["output"]),
                 str(raw["model"]),
                 None if revises is None else str(revises),
+                tuple(str(c) for c in raw.get("rivals", ())),
             )
         if kind == "summary":
             return SummaryBody(

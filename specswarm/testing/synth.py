@@ -184,8 +184,9 @@ class Swarm:
         output: str | None = None,
         revises: str | None = None,
         lamport: int | None = None,
+        rivals: Sequence[str] = (),
     ) -> Event:
-        body = {
+        body: dict[str, Any] = {
             "leaf": leaf,
             "claim": claim.id,
             "output": output or f"Result for {leaf}",
@@ -193,6 +194,8 @@ class Swarm:
         }
         if revises is not None:
             body["revises"] = revises
+        if rivals:
+            body["rivals"] = list(rivals)
         return self.emit(who, "result", body, lamport)
 
     def summary(

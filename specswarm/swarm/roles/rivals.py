@@ -11,8 +11,9 @@ claims are), each under a rival's claim (:attr:`~specswarm.protocol.bodies.Claim
 writing the whole result afresh, told what failed, with a sampling of its own
 (:data:`RIVAL_ATTEMPTS`). The fold counts none of the round until every writer that claimed
 it has written and the board has decided each (:mod:`specswarm.plan.results`). The holder
-starts once a rival has claimed (:func:`rival_claimed`), so the round is the same in every run
-whatever the timing, unless no rival is live.
+starts once every rival seat has claimed (:func:`rival_claimed`) and names those claims in its
+revision (:attr:`~specswarm.protocol.bodies.ResultBody.rivals`), so the round is the same in
+every run whatever the timing, unless no rival is live.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ def rival_owed(leaf: NodeView, target: str) -> bool:
     return any(c.rival == target for c in leaf.rivals_awaited)
 
 
-def rival_claimed(leaf: NodeView, target: str) -> bool:
-    """Whether a live rival claim was made to write ``target`` again."""
-    return any(c.live and c.rival == target for c in leaf.claims)
+def rival_claimed(leaf: NodeView, target: str, seats: list[str]) -> bool:
+    """Whether every executor in ``seats`` (and at least one) holds a live rival claim made to
+    write ``target`` again."""
+    claimed = {c.author for c in leaf.claims if c.live and c.rival == target}
+    return bool(claimed) and set(seats) <= claimed
 
 
 def next_target(leaf: NodeView) -> ResultView | None:

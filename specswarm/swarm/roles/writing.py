@@ -11,8 +11,9 @@ turns the failed checks into short instructions and quotes nothing: a small mode
 its prompt quotes (the rejected text, other leaves' lines) into its answer. The result then
 waits for the scorers; a rejected one is written again, with ``revises``, until the fold counts
 one (the best rejected one, once the revisions are used up). Where rivals write it again too
-(``review.rivals``: :mod:`~specswarm.swarm.roles.rivals`), the holder waits for a rival's
-claim, then keeps the rejected result's good lines; a rival writes the whole result afresh.
+(``review.rivals``: :mod:`~specswarm.swarm.roles.rivals`), the holder waits for the rivals'
+claims and names them in its revision, then keeps the rejected result's good lines; a rival
+writes the whole result afresh.
 """
 
 from __future__ import annotations
@@ -108,6 +109,14 @@ def critique_lines(result: ResultView) -> list[str]:
     return lines[:MAX_CRITIQUE]
 
 
+def _rivals_heard(leaf: NodeView | None, target: str | None) -> tuple[str, ...]:
+    """The rival claims to write ``target`` again held so far (live or taken over), named in the
+    holder's revision so that no peer counts the round before it holds them."""
+    if leaf is None or target is None:
+        return ()
+    return tuple(sorted(c.id for c in leaf.claims if c.rival == target))[:16]
+
+
 class LeafWriter(ModelRole):
     """The writing half of an executor (:class:`~specswarm.swarm.roles.executor.Executor`
     claims the leaves)."""
@@ -178,22 +187,26 @@ class LeafWriter(ModelRole):
         if output is None or self._outrun(node, leaf.id, claim_id, target, rival=seat is not None):
             return
         model_name = self._model.name if self._model is not None else "?"
-        body = ResultBody(leaf.id, claim_id, output[:19000], model_name[:190], target)
+        heard = _rivals_heard(node.plan().nodes.get(leaf.id), target) if seat is None else ()
+        body = ResultBody(leaf.id, claim_id, output[:19000], model_name[:190], target, heard)
         await node.publish(body)
         self.executed += 1
 
     async def _rival_ready(self, node: Node, leaf_id: str, target: str) -> bool:
-        """Whether the holder writes its revision of ``target`` now: once a rival has claimed
-        the round (:mod:`~specswarm.swarm.roles.rivals`), or none will (``review.rivals`` 0, no
-        other executor live), or after a quarter of the claim timeout. False if the round
-        no longer needs the holder's revision meanwhile."""
+        """Whether the holder writes its revision of ``target`` now: once every rival seat has
+        claimed the round (:mod:`~specswarm.swarm.roles.rivals`), or none will
+        (``review.rivals`` 0, no other executor live), or after a quarter of the claim timeout.
+        False if the round no longer needs the holder's revision meanwhile, or an older claim
+        heard of meanwhile makes another executor the holder (this one may then hold the
+        rival's seat itself, and would wait here for its own claim)."""
         with trio.move_on_after(self.claim_timeout / 4):
             while True:
                 plan = node.plan()
                 leaf = plan.nodes.get(leaf_id)
-                if leaf is None or holder_work(leaf) != "revise":
-                    return False
-                if rival_claimed(leaf, target) or not self.rival_seats(node, plan, leaf):
+                if leaf is None or holder_work(leaf) != "revise" or leaf.claim_holder != node.peer_id:
+                    return False  # written meanwhile, or an older claim heard of: not the holder
+                seats = self.rival_seats(node, plan, leaf)
+                if not seats or rival_claimed(leaf, target, seats):
                     return True
                 await node.wait_changed(1.0)
         return True
