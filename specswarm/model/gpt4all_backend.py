@@ -78,8 +78,12 @@ def _filtered_stderr(harmless: re.Pattern[str]) -> Iterator[None]:
                 sys.stderr.flush()
 
 
+def _key(directory: Path, filename: str, threads: int, copy: int = 0) -> tuple[str, str, int]:
+    return (str(directory), filename if copy == 0 else f"{filename}#{copy}", threads)
+
+
 def _load(directory: Path, filename: str, threads: int, allow_download: bool, copy: int = 0) -> Any:
-    key = (str(directory), filename if copy == 0 else f"{filename}#{copy}", threads)
+    key = _key(directory, filename, threads, copy)
     with _LOAD_LOCK:
         if key not in _LOADED:
             try:
@@ -174,6 +178,14 @@ class Gpt4AllModel:
 
     def _gpt(self) -> Any:
         return _load(self.path.parent, self.path.name, self.threads, self.allow_download, self.copy)
+
+    def close(self) -> None:
+        """Unload the weights, if loaded (a later call loads them again)."""
+        with _LOAD_LOCK:
+            gpt = _LOADED.pop(_key(self.path.parent, self.path.name, self.threads, self.copy), None)
+        if gpt is not None:
+            _PREFIX.pop(id(gpt), None)
+            gpt.close()
 
     def generate(self, req: GenerationRequest) -> Generation:
         """Generate one answer (blocking; see :func:`~specswarm.model.lock.agenerate`)."""

@@ -6,7 +6,8 @@ plan uses. Without a ``language`` field the language is read off the letters of 
 its context: a script that one language mostly writes (Devanagari, kana, Hangul, Thai, ...)
 names it; Latin letters cannot tell English from Spanish, so they name none. A goal in Latin
 letters beyond ASCII (Spanish, French, German, Polish...) gets prompts asking for "the language
-the goal is written in"; one in plain ASCII letters gets prompts that say nothing of the
+the goal is written in" (``specswarm plan`` asks the model first, and names it:
+:mod:`specswarm.swarm.launcher.language`); one in plain ASCII letters gets prompts that say nothing of the
 language (set ``language`` to name one). :func:`letter_script` and
 :func:`main_script` name the script of a letter and of a text.
 """
@@ -178,13 +179,14 @@ def plan_language(goal: str, context: str = "", declared: str | None = None) -> 
 
 def language_hint(goal: str, context: str = "", declared: str | None = None) -> str | None:
     """What to tell the user of a spec whose goal is written in Latin letters beyond English
-    (é, ñ, ß...) and that names no ``language``: the prompts then ask for the goal's own
-    language, but the headings and the schedule's unit labels ("Day 3") stay English, as Latin
-    letters cannot tell which language it is. None when there is nothing to tell."""
+    (é, ñ, ß...) and that names no ``language``: Latin letters cannot tell which language it
+    is, so ``specswarm plan`` asks the model (:mod:`specswarm.swarm.launcher.language`). None
+    when there is nothing to tell."""
     if declared or not plan_language(goal, context).foreign:
         return None
     return (
-        "the goal is written in letters beyond English but the spec names no language: the "
-        "prompts ask for the goal's own language, while headings and day labels stay English; "
-        "set `language:` (a code such as es, or a name) to have the whole plan in it"
+        "the goal is written in letters beyond English but the spec names no language: "
+        "`specswarm plan` asks the model which one it is (failing that, the prompts ask for the "
+        "goal's own language while headings and day labels stay English); set `language:` (a "
+        "code such as es, or a name) to choose"
     )

@@ -135,6 +135,8 @@ def start_of(
     run_event, keys, preload = _resumed(resume)
     assert isinstance(run_event.body, RunBody)
     original = run_event.body.spec
+    if not spec.language and original.language:  # named by the model when the run began
+        spec = dataclasses.replace(spec, language=original.language)
     edits = tuple(spec_changes(original, listed(spec, keys.peers)))
     if not edits:
         return Start(spec, run_event, keys, preload, resume)

@@ -27,6 +27,7 @@ from specswarm.swarm.launcher.diagnose import write_report
 from specswarm.swarm.launcher.eventlog import collect_events, write_events
 from specswarm.swarm.launcher.failure import RunFacts, failure
 from specswarm.swarm.launcher.heal import RestartPolicy
+from specswarm.swarm.launcher.language import goal_language, needs_language
 from specswarm.swarm.launcher.models import ServiceProc, peer_env, plan_services
 from specswarm.swarm.launcher.network import check_network, start_lines
 from specswarm.swarm.launcher.prepare import PreparedRun, SpecChoice, keys_path, prepare_run, start_of
@@ -153,6 +154,10 @@ def prepare(request: PlanRequest) -> Launch:
     loaded = load_spec(request.spec_path, allow_outside=request.allow_outside)
     check_paths(request)
     check_launchable(loaded)  # before start_of: a new run's admission key may need the secret
+    progress, note = Progress(request.quiet), None
+    if request.resume is None and needs_language(loaded):
+        progress.say("asking the model which language the goal is written in")
+        loaded, note = goal_language(loaded)
     start = start_of(
         loaded,
         resume=request.resume,
@@ -162,13 +167,14 @@ def prepare(request: PlanRequest) -> Launch:
     spec = start.spec
     if spec is not loaded:  # a resumed run goes on with the spec it began with
         check_launchable(spec)
+    note = note or language_hint(spec.goal, spec.context, spec.language)
     cache = answer_cache(request, spec)
     unreachable = check_models(spec, cached=cache is not None)
     run = prepare_run(start, events_path=request.events_path)
     peers = build_peers(spec, run.keys.peers, run.workdir, cache)
     run.keys.save(run.keys_file)
     services = share_models(spec, peers, run.workdir)
-    launch = Launch(request, spec, run, peers, Progress(request.quiet), services)
+    launch = Launch(request, spec, run, peers, progress, services)
     counts = [(f.name, getattr(spec.roles, f.name).count) for f in dataclasses.fields(spec.roles)]
     declared = ", ".join(f"{role} x{count}" for role, count in counts if count)
     launch.progress.say(
@@ -176,9 +182,8 @@ def prepare(request: PlanRequest) -> Launch:
     )
     for line in start_lines(spec, peers[0].listen, peers[0].port, peers[0].identity.peer_id):
         launch.progress.say(line)
-    hint = language_hint(spec.goal, spec.context, spec.language)
-    if hint is not None:
-        launch.progress.say(f"note: {hint}")
+    if note is not None:
+        launch.progress.say(f"note: {note}")
     if run.resumed:
         launch.progress.say(f"resuming from {request.resume}: {len(run.preload)} events")
     if start.edits:
