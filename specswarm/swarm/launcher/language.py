@@ -53,7 +53,7 @@ def goal_language(spec: GoalSpec) -> tuple[GoalSpec, str | None]:
             "such as es, or a name) to choose"
         )
     note = (
-        f"the goal reads as {found.name} to the model: the plan is written in it "
-        f"(`language: {found.code}` in the spec says so, or names another)"
+        f"the model reads the goal as {found.name}: the plan is written in it "
+        f"(`language:` in the spec chooses another; `language: {found.code}` says so at once)"
     )
     return dataclasses.replace(spec, language=found.code), note
