@@ -6,9 +6,9 @@ plan uses. Without a ``language`` field the language is read off the letters of 
 its context: a script that one language mostly writes (Devanagari, kana, Hangul, Thai, ...)
 names it; Latin letters cannot tell English from Spanish, so they name none. A goal in Latin
 letters beyond ASCII (Spanish, French, German, Polish...) gets prompts asking for "the language
-the goal is written in" (``specswarm plan`` asks the model first, and names it:
-:mod:`specswarm.swarm.launcher.language`); one in plain ASCII letters gets prompts that say nothing of the
-language (set ``language`` to name one). :func:`letter_script` and
+the goal is written in", unless ``specswarm plan`` finds its name by asking the model
+(:mod:`specswarm.swarm.launcher.language`); one in plain ASCII letters gets prompts that say
+nothing of the language (set ``language`` to name one). :func:`letter_script` and
 :func:`main_script` name the script of a letter and of a text.
 """
 

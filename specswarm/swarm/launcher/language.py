@@ -53,7 +53,7 @@ def goal_language(spec: GoalSpec) -> tuple[GoalSpec, str | None]:
             "such as es, or a name) to choose"
         )
     note = (
-        f"the model reads the goal as {found.name}: the plan is written in it "
-        f"(`language:` in the spec chooses another; `language: {found.code}` says so at once)"
+        f"the model reads the goal as {found.name}, so the plan is written in it "
+        f"(`language: {found.code}` in the spec skips this question; another value chooses another)"
     )
     return dataclasses.replace(spec, language=found.code), note
