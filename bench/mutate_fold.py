@@ -137,15 +137,9 @@ MUTANTS = (
     Mutant(
         "result-quorum-short",
         "a result is accepted one approving vote short of the quorum",
-        "if n_app >= q and (body.revises in rivals or body.revises in named):\n"
-        "            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, res.id))\n"
-        "        elif n_app >= q:\n"
-        "            done = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve][q - 1]",
-        "if n_app >= max(1, q - 1) and (body.revises in rivals or body.revises in named):\n"
-        "            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, res.id))\n"
-        "        elif n_app >= max(1, q - 1):\n"
-        "            done = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve]"
-        "[max(1, q - 1) - 1]",
+        "if len(approvals) >= q:\n            passed.append((body, approvals[q - 1], mean, res.id))",
+        "if len(approvals) >= max(1, q - 1):\n"
+        "            passed.append((body, approvals[max(1, q - 1) - 1], mean, res.id))",
         RESULTS,
     ),
     Mutant(
@@ -200,8 +194,8 @@ MUTANTS = (
     Mutant(
         "round-first-past-quorum",
         "of a rival round's accepted results, the first to reach the quorum counts, not the best",
-        "if n_app >= q and (body.revises in rivals or body.revises in named):",
-        "if n_app >= q and (body.revises in rivals or body.revises in named) and False:",
+        "if body.revises in rivals or body.revises in named:",
+        "if (body.revises in rivals or body.revises in named) and False:",
         RESULTS,
     ),
     Mutant(

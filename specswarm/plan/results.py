@@ -53,6 +53,7 @@ def judge_results(
     this run's executors (id -> claim); ``votes``: result id -> the least vote of each author
     (any run: only this run's votes by authorised scorers count)."""
     judged: list[tuple[Event, ResultBody, list[Event], int, int, int | None]] = []
+    passed: list[tuple[ResultBody, Event, int | None, str]] = []  # with the q-th approving vote
     for res in results:
         body = res.body
         held = claims.get(body.claim) if isinstance(body, ResultBody) else None
@@ -66,16 +67,17 @@ def judge_results(
         scores = [v.body.score for v in cast if isinstance(v.body, VoteBody)]
         mean = (sum(scores) * 1000 // len(scores)) if scores else None
         judged.append((res, body, cast, len(approvals), len(cast) - len(approvals), mean))
+        if len(approvals) >= q:
+            passed.append((body, approvals[q - 1], mean, res.id))
     rivals = _rival_claims(claims)
     named = _named_rivals(judged)
     candidates: list[tuple[tuple[int, str, int, str], str]] = []
     rounds: dict[str, list[tuple[int, str, str]]] = {}  # rival round -> its accepted results
-    for res, body, cast, n_app, _, mean in judged:
-        if n_app >= q and (body.revises in rivals or body.revises in named):
-            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, res.id))
-        elif n_app >= q:
-            done = [v for v in cast if isinstance(v.body, VoteBody) and v.body.approve][q - 1]
-            candidates.append(((done.lamport, done.author, -(mean or 0), res.id), res.id))
+    for body, done, mean, rid in passed:
+        if body.revises in rivals or body.revises in named:
+            rounds.setdefault(str(body.revises), []).append((-(mean or 0), body.output, rid))
+        else:
+            candidates.append(((done.lamport, done.author, -(mean or 0), rid), rid))
     waiting = _open_rounds(claims, rivals, named, judged, q, n_scorers)
     counted = None
     if not waiting:
