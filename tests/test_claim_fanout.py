@@ -14,7 +14,14 @@ import trio.testing
 from specswarm.plan import ROOT, Plan, child_id, fold
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.swarm.roles.base import spread, tree_orders
-from specswarm.swarm.roles.executor import Executor, RankCache, assign_leaves, claim_rank
+from specswarm.swarm.roles.executor import (
+    SETTLE_FLOOR,
+    SETTLE_SHARE,
+    Executor,
+    RankCache,
+    assign_leaves,
+    claim_rank,
+)
 from specswarm.testing.sim import SimConfig, run_simulation
 from specswarm.testing.synth import Swarm, one_split_spec
 from tests.swarmkit import swarm_spec
@@ -182,14 +189,18 @@ class ClaimingNode(FakeNode):
         return SimpleNamespace(id=self.claim_id)
 
 
-def _claim_and_run(period: float, rival_heard_at: float) -> tuple[int, int]:
+def _claim_and_run(
+    period: float, rival_heard_at: float, settle: float = 0.3, task_seconds: float | None = None
+) -> tuple[int, int]:
     """The losing claimant claims; the winning rival's claim reaches it ``rival_heard_at``
-    seconds later. Returns (leaves it went on to run, races it saw lost)."""
+    seconds later. Returns (leaves it went on to run, races it saw lost). ``task_seconds``: what
+    its latest model task took (None: it has not asked the model yet)."""
     sw, leaf, win, lose, loser = _rival_claims()
     mine = fold([e for e in sw.events if e.id != win.id])
     both = fold(sw.events)
     node = ClaimingNode(loser.peer_id, mine, lose.id, period)
-    ex = Executor(None, settle_seconds=0.3)
+    ex = Executor(None, settle_seconds=settle)
+    ex.task_seconds = task_seconds
     ran: list[str] = []
 
     async def execute(node: Any, plan: Plan, leaf: Any, claim_id: str) -> None:
@@ -218,6 +229,21 @@ def test_in_a_large_swarm_a_claim_settles_a_round_before_its_leaf_is_run() -> No
     assert _claim_and_run(period=1.0, rival_heard_at=2.0) == (1, 0)  # small swarm: 0.3 s, ran
     assert _claim_and_run(period=4.0, rival_heard_at=2.0) == (0, 1)  # large: heard it, stood back
     assert _claim_and_run(period=4.0, rival_heard_at=5.0) == (1, 0)  # heard too late: ran
+
+
+def test_a_claim_settles_for_a_share_of_what_the_model_takes_never_below_the_floor() -> None:
+    """A second spent per leaf guarding a model that answers at once cost more than the
+    duplicates it avoided (japan, scripted model: 5 of 13 s). Once the model has answered, a
+    small swarm's claimant settles for SETTLE_SHARE of its latest task, at least SETTLE_FLOOR;
+    a slow model keeps the whole window, and a large swarm its round."""
+    heard = SETTLE_FLOOR + 0.05  # the rival's claim arrives just after the floor
+    assert _claim_and_run(1.0, heard, settle=1.0) == (0, 1)  # no task yet: the whole window
+    assert _claim_and_run(1.0, heard, settle=1.0, task_seconds=0.01) == (1, 0)  # floor: ran
+    slow = (SETTLE_FLOOR + 0.1) / SETTLE_SHARE  # a share of it outlasts the rival's arrival
+    assert _claim_and_run(1.0, heard, settle=1.0, task_seconds=slow) == (0, 1)
+    assert _claim_and_run(1.0, 0.95, settle=1.0, task_seconds=600.0) == (0, 1)  # capped: 1 s
+    assert _claim_and_run(1.0, 1.05, settle=1.0, task_seconds=600.0) == (1, 0)
+    assert _claim_and_run(4.0, 2.0, settle=1.0, task_seconds=0.01) == (0, 1)  # large: its round
 
 
 def test_a_result_is_not_sent_when_an_older_live_claim_or_a_result_holds_the_leaf() -> None:

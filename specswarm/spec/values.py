@@ -209,7 +209,9 @@ class Budget:
     seconds: float = 900.0
     """Give up on the run after this long."""
     settle_seconds: float = 1.0
-    """How long an executor waits after claiming a leaf before working on it."""
+    """How long an executor waits after claiming a leaf before working on it, at most: once its
+    model has answered, 5 % of what its latest model task took (at least 0.2 s); a swarm of more
+    peers than announce at once waits its gossip round."""
     claim_timeout: float = 180.0
     """After this long without a result, a claim may be superseded."""
 

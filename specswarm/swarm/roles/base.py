@@ -176,6 +176,9 @@ class ModelRole:
         """key -> the calls on it that failed in a row (until one succeeds; in status lines)."""
         self.memo: dict[str, Generation] = {}
         """Greedy answers by request (:class:`CountingModel`)."""
+        self.task_seconds: float | None = None
+        """Seconds the latest model task that answered took, its turn on the machine's model
+        come (None before the first)."""
 
     def seen(self, key: str) -> float:
         """When this role first saw ``key`` (now, if never before)."""
@@ -257,6 +260,7 @@ class ModelRole:
             node.counters.model_seconds += now - started
             self.doing = None
         self.failing.pop(key, None)
+        self.task_seconds = now - slot_at
         log.info(MODEL_TASK_LOG, task_name, key, slot_at - started, now - slot_at)
         return result
 

@@ -49,6 +49,11 @@ log = logging.getLogger("specswarm.swarm.roles")
 
 CLAIM_WINDOWS = 4
 """A rank's wait and a claimant's settle window are at most claim_timeout / CLAIM_WINDOWS."""
+SETTLE_SHARE = 0.05
+"""A claimant's settle window is at most this share of what its latest model task took."""
+SETTLE_FLOOR = 0.2
+"""...and at least this many seconds: gossip between the peers of a small swarm arrives well
+within it."""
 
 
 class Executor(LeafWriter, SummaryWriter):
@@ -171,6 +176,19 @@ class Executor(LeafWriter, SummaryWriter):
         # peers), and a claimant settling longer than claim_timeout was superseded before it ran
         return max(self.settle, min(period, self.claim_timeout / CLAIM_WINDOWS))
 
+    def _settle(self, node: Node) -> float:
+        """Seconds a claimant waits before it runs the leaf it claimed: a window
+        (:meth:`_window`), shortened in a small swarm, once this executor's model has answered,
+        to :data:`SETTLE_SHARE` of what its latest task took (at least :data:`SETTLE_FLOOR`).
+        The window guards against running a leaf another executor runs too, which costs what
+        running it costs: a second spent per leaf guarding a model that answers in a tenth of one
+        costs more than the duplicates it avoids, while a model that takes half a minute a leaf
+        keeps the whole window."""
+        window = self._window(node)
+        if self.task_seconds is None or window > self.settle:
+            return window
+        return min(window, max(SETTLE_FLOOR, SETTLE_SHARE * self.task_seconds))
+
     def _turns(
         self, node: Node, plan: Plan, open_leaves: list[NodeView], now: float
     ) -> tuple[list[tuple[NodeView, bool]], set[str], dict[str, str]]:
@@ -209,9 +227,9 @@ class Executor(LeafWriter, SummaryWriter):
 
     async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
         claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
-        # The settle window: an older claim we have not heard of yet may still arrive. As long
-        # as a rank's wait (_window): in a large swarm a rival's claim takes that long to reach us
-        await trio.sleep(self._window(node))
+        # The settle window: an older claim we have not heard of yet may still arrive. In a
+        # large swarm as long as a rank's wait (_window): a rival's claim takes that long to reach us
+        await trio.sleep(self._settle(node))
         plan = node.plan()
         leaf = plan.nodes.get(leaf_id)
         if leaf is None or leaf.result is not None:
