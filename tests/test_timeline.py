@@ -44,13 +44,37 @@ def test_tasks_and_occupancy_come_from_the_peer_logs(
         ("decomposer-0", "propose"),
         ("executor-1", "execute"),
     ]
-    busy = timeline.occupancy([(t[3], t[4]) for t in tasks])
+    busy = timeline.occupancy([(t.slot, t.end) for t in tasks])
     assert busy[1] == pytest.approx(30.0)  # one slot generating for all 30 s, never two
     assert busy.get(2, 0.0) == 0.0
     assert timeline.occupancy([(0.0, 10.0), (5.0, 12.0)]) == {0: 0.0, 1: 7.0, 2: 5.0}
     assert timeline.main([str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "executor" in out and "span 30 s" in out
+
+
+def test_the_models_path_sums_each_phase_busiest_peer_in_the_swarms_order() -> None:
+    t = timeline.Task
+    tasks = [
+        t("decomposer-0", "propose", "root", 0, 0, 3),
+        t("decomposer-1", "propose", "root", 0, 0, 2),
+        t("decomposer-0", "propose", "a.0", 3, 3, 5),
+        t("decomposer-0", "propose", "a.1", 5, 5, 6),  # one peer's two proposals: 2 + 1 s
+        t("decomposer-1", "propose", "a.0", 3, 4, 6),  # waited 1 s for a slot: not counted
+        t("executor-0", "execute", "a.0.0", 6, 6, 10),
+        t("executor-1", "execute", "a.0.1", 6, 6, 9),
+        t("executor-1", "execute", "a.0.1", 9, 9, 11),  # a revision: 3 + 2 s
+        t("executor-0", "execute", "summary/a.0", 11, 11, 12),
+        t("executor-1", "execute", "summary/root", 12, 12, 13),
+    ]
+    depths = {"root": 0, "a.0": 1, "a.1": 1, "a.0.0": 2, "a.0.1": 2}
+    assert timeline.model_path(tasks, depths) == [
+        ("proposals at depth 0", 3),
+        ("proposals at depth 1", 3),
+        ("leaf results", 5),
+        ("summaries at depth 1", 1),
+        ("summaries at depth 0", 1),
+    ]
 
 
 def test_a_run_without_info_lines_says_how_to_get_them(
