@@ -74,6 +74,11 @@ def _p2p_row(label: str, spec: dict, timeout: float, repeat: int, per_process: i
         "CPU s/peer": median(sum(r.cpu_s.values()) / n_peers for r in runs) if r0.cpu_s else None,
         "processes": len(r0.cpu_s) or None,
         "sync req": median(r.counter_sum("sync_requests") for r in good),
+        "requests failed (timed out, no way)": " ".join(
+            f"{r.transport_sum('requests_failed')}"
+            f"({r.transport_sum('requests_timed_out')},{r.transport_sum('requests_unopened')})"
+            for r in runs
+        ),
         "sync KiB": median(r.counter_sum("sync_bytes") / 1024 for r in good),
         "sync events": median(r.counter_sum("synced_events") for r in good),
         "all KiB out": median(r.transport_sum("bytes_out") / 1024 for r in good),

@@ -188,6 +188,7 @@ async def test_request_errors_timeouts_and_departed_peers() -> None:
         with pytest.raises(TransportError, match="transport of b is closed"):
             await b.request("a", b"?")
         assert a.stats.requests_made == 4 and a.stats.requests_failed == 4
+        assert a.stats.requests_timed_out == 1
 
 
 @trio_test

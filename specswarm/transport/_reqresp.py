@@ -30,6 +30,11 @@ ADDR_TTL = 120
 """Seconds the addresses we hand py-libp2p's peer store before a call stay there."""
 
 
+class Unopened(TransportError):
+    """A call that found no way to the peer: no stream could be opened (no connection, or the
+    peer would not speak the protocol)."""
+
+
 class RequestResponse:
     """Calls to other peers and the sync-protocol server of one host."""
 
@@ -53,7 +58,12 @@ class RequestResponse:
                 response = await self.call(peer_id, SYNC_PROTOCOL, bytes(data))
         except trio.TooSlowError:
             self._stats.requests_failed += 1
+            self._stats.requests_timed_out += 1
             raise TransportError(f"request to {peer_id} timed out after {timeout:g} s") from None
+        except Unopened:
+            self._stats.requests_failed += 1
+            self._stats.requests_unopened += 1
+            raise
         except TransportError:
             self._stats.requests_failed += 1
             raise
@@ -88,7 +98,8 @@ class RequestResponse:
                     # gossip message to this peer would fail the same way until it is closed
                     self._stats.broken_closed += 1
                     await quietly(self._host.disconnect(pid))
-            raise TransportError(f"request to {peer_id} failed: {describe(exc)}") from None
+            failed = Unopened if stream is None else TransportError
+            raise failed(f"request to {peer_id} failed: {describe(exc)}") from None
         with trio.CancelScope(shield=True), trio.move_on_after(1):
             await quietly(stream.close())
         return response

@@ -49,7 +49,12 @@ class TransportStats:
     requests_made: int = 0
     """Requests we sent (successful or not)."""
     requests_failed: int = 0
-    """Requests that raised :class:`~specswarm.errors.TransportError`."""
+    """Requests that raised :class:`~specswarm.errors.TransportError`; of them:"""
+    requests_timed_out: int = 0
+    """...those that ran out of time,"""
+    requests_unopened: int = 0
+    """...and those that found no way to the peer (no connection could be made, or it would
+    not speak the protocol)."""
     broken_closed: int = 0
     """Connections we closed because a request found them broken (the remote had reset them)."""
 

@@ -266,6 +266,7 @@ class MeshTransport:
                 response = await self._call(peer_id, bytes(data))
         except trio.TooSlowError:
             self.stats.requests_failed += 1
+            self.stats.requests_timed_out += 1
             raise TransportError(f"request to {peer_id} timed out after {timeout:g} s") from None
         except TransportError:
             self.stats.requests_failed += 1
