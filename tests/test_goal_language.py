@@ -31,6 +31,12 @@ def test_the_answer_names_a_language_the_plan_is_written_for_or_none() -> None:
     assert parse_language("English") is None  # the prompts' default
     assert parse_language("Klingon") is None and parse_language("") is None
     assert parse_language("es") is None  # a name, not a code, is asked for
+    # a language without headings, by the platform's locale table, as the whole answer only
+    assert getattr(parse_language("Polish."), "name", None) == "Polish"
+    assert getattr(parse_language("Polish"), "code", "?") is None  # the prompts only
+    assert getattr(parse_language("Deutsch"), "code", None) == "de"
+    assert parse_language("The text is about Japan") is None  # a country the table names
+    assert parse_language("Posix") is None and parse_language("American") is None
 
 
 def test_the_question_shows_the_goal_and_a_model_failure_is_no_answer() -> None:
@@ -64,6 +70,9 @@ def test_a_new_run_gets_the_language_the_model_names(monkeypatch: pytest.MonkeyP
     same, note = goal_language(spec)
     assert same is spec and note is not None and "set `language:`" in note
     assert launcher_language.goal_language(named)[0] is named  # named: nothing asked
+    monkeypatch.setattr("specswarm.model.load.load_model", lambda settings: answering("Polish"))
+    polish, note = goal_language(spec)
+    assert polish.language == "Polish" and note is not None and "stay English" in note
 
 
 def test_a_resumed_run_keeps_the_language_its_run_began_with(tmp_path: Path) -> None:
@@ -86,6 +95,10 @@ GOALS = {
     "Eine Woche Urlaub in München planen": "de",
     "Planejar uma viagem de cinco dias a Lisboa com orçamento médio": "pt",
     "Open a small café in Leeds within six months": None,  # English that names a café
+    # languages without headings: by name, from the platform's locale table
+    "Zaplanuj tygodniową podróż do Krakowa i Zakopanego": "Polish",
+    "Plan een reis van één week naar Amsterdam en Utrecht": "Dutch",
+    "İstanbul ve Kapadokya'ya bir haftalık gezi planla": "Turkish",
 }
 
 
@@ -99,7 +112,8 @@ def test_the_embedded_model_names_the_language_of_latin_script_goals() -> None:
     ensure_default_model()
     model = load_model(ModelSettings(backend="gpt4all", threads=2))
     try:
-        named = {goal: getattr(ask_language(model, goal), "code", None) for goal in GOALS}
+        found = {goal: ask_language(model, goal) for goal in GOALS}
+        named = {goal: f.code or f.name if f is not None else None for goal, f in found.items()}
     finally:
         model.close()  # type: ignore[attr-defined]
     assert named == GOALS

@@ -3,14 +3,15 @@ cannot tell Spanish from Portuguese or English by themselves (:mod:`specswarm.sp
 reads every other script off its letters).
 
 :func:`ask_language` asks once, greedy, for the language's English name in one word, and keeps
-the answer only when it names a language the rendered plan has headings for
-(:func:`~specswarm.spec.language.language_named`); anything else (English, a sentence, a name
-it does not know) is no answer, and the plan keeps the prompts' "the language the goal is
-written in".
+the answer when it names a language the rendered plan has headings for
+(:func:`~specswarm.spec.language.language_named`) or one the platform's locale table knows
+(prompts in it, English headings); anything else (English, a sentence, a name neither knows)
+is no answer, and the plan keeps the prompts' "the language the goal is written in".
 """
 
 from __future__ import annotations
 
+import locale
 import logging
 import re
 
@@ -39,13 +40,31 @@ def language_request(goal: str, context: str = "") -> GenerationRequest:
 
 
 def parse_language(answer: str) -> Language | None:
-    """The first language ``answer`` names ("Spanish", or "The text is in Spanish") that the
-    rendered plan has headings for, unless it is English; else None."""
-    for word in _WORD.findall(answer[:200]):
+    """The first language ``answer`` names ("Spanish", or "The text is in Spanish"), unless it
+    is English; else None. A language the rendered plan has headings for comes with its code;
+    another one the platform's locale table names ("Polish", "Dutch": :func:`locale_language`)
+    comes with its name only, for the prompts, and English headings."""
+    words = _WORD.findall(answer[:200])
+    for word in words:
         named = language_named(word)
         if named.code is not None and named.name is not None and named.name.casefold() == word.casefold():
             return named if named.code != "en" else None
-    return None
+    # the locale table counts only as the whole answer, as asked ("Polish"): it also names a
+    # country ("Japan"), which an answer may mention otherwise
+    code = locale_language(words[0]) if len(words) == 1 and answer.strip(" .\n") == words[0] else None
+    if code is None or code == "en":
+        return None
+    named = language_named(code)  # "Deutsch": German, with its headings
+    return named if named.code is not None else language_named(words[0].capitalize())
+
+
+def locale_language(name: str) -> str | None:
+    """The language code the C library's locale table gives for a language's English name
+    (``locale.locale_alias``: "polish" -> ``pl_PL...``, "dutch" -> ``nl_NL...``), or None when it
+    names none."""
+    alias = locale.locale_alias.get(name.casefold(), "")
+    code = alias.split("_", 1)[0].split(".", 1)[0]
+    return code if "_" in alias and code.isalpha() and code.islower() and 2 <= len(code) <= 3 else None
 
 
 def ask_language(model: Model, goal: str, context: str = "") -> Language | None:

@@ -4,8 +4,8 @@ made, so every peer reads it from the run's spec (:mod:`specswarm.model.language
 
 A goal in another script needs no question (its letters name the language), nor one in plain
 ASCII letters (read as English, as before). The answer sets the run's ``language``, and with it
-the prompts, headings and day labels; no usable answer leaves the spec as it is, with a note
-saying so.
+the prompts, headings and day labels (a language without headings, by its name: the prompts
+only); no usable answer leaves the spec as it is, with a note saying so.
 """
 
 from __future__ import annotations
@@ -46,14 +46,16 @@ def goal_language(spec: GoalSpec) -> tuple[GoalSpec, str | None]:
                 close()
     except SpecSwarmError as exc:  # a model that cannot load fails the run later, with its own error
         log.info("no model to ask the goal's language: %s", exc)
-    if found is None or found.code is None:
+    if found is None or found.name is None:
         return spec, (
             "the model named no language the plan is written for: the prompts ask for the goal's "
             "own language, while headings and day labels stay English; set `language:` (a code "
             "such as es, or a name) to choose"
         )
+    value = found.code or found.name
     note = (
-        f"the model reads the goal as {found.name}, so the plan is written in it "
-        f"(`language: {found.code}` in the spec skips this question; another value chooses another)"
+        f"the model reads the goal as {found.name}, so the plan is written in it"
+        + ("" if found.code else " (its headings and day labels stay English: none are written for it)")
+        + f"; `language: {value}` in the spec skips this question, another value chooses another"
     )
-    return dataclasses.replace(spec, language=found.code), note
+    return dataclasses.replace(spec, language=value), note
