@@ -350,7 +350,6 @@ async def test_bad_arguments_are_named(capfd: pytest.CaptureFixture[str]) -> Non
 @trio_test
 async def test_request_failures_are_transport_errors(capfd: pytest.CaptureFixture[str]) -> None:
     from specswarm.errors import TransportError
-    from specswarm.transport._config import P2PConfig
     from specswarm.transport.p2p import open_libp2p_transport, peer_id_from_seed
 
     async with (
@@ -358,10 +357,6 @@ async def test_request_failures_are_transport_errors(capfd: pytest.CaptureFixtur
         open_libp2p_transport(bytes([2]) * 32, topic="t", bootstrap=a.addrs()) as b,
     ):
         await b.wait_for_peers(1, timeout=20)
-        # a stream's protocol negotiation may take as long as P2PConfig says, not libp2p's 10 s
-        negotiation = b._host.get_network().connection_config  # type: ignore[attr-defined]
-        assert negotiation.outbound_stream_protocol_negotiation_timeout == P2PConfig().negotiate_timeout
-        assert negotiation.inbound_stream_protocol_negotiation_timeout == P2PConfig().negotiate_timeout
         with pytest.raises(TransportError, match=f"^request to {a.local_id} failed: "):
             await b.request(a.local_id, b"no handler yet")
 

@@ -59,8 +59,3 @@ class P2PConfig:
     """How often the dialer looks for new connections and due redials."""
     max_frame: int = 32 * 1024 * 1024
     """Largest request or response, in bytes."""
-    negotiate_timeout: float = 30.0
-    """Seconds a new stream's protocol negotiation may take, either way (py-libp2p's default is
-    10 s). A process running many peers on few cores can take longer to answer it: at 64 peers
-    in 8 processes on 2 cores, 257 of 320 sampled sync requests that failed had timed out
-    there, well within their own 30 s. A request's own timeout still bounds the whole call."""

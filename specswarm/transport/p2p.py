@@ -45,7 +45,6 @@ import libp2p.network.connection.swarm_connection as _swarm_connection
 import multiaddr
 import trio
 from libp2p.crypto.ed25519 import create_new_key_pair
-from libp2p.network.config import ConnectionConfig
 from libp2p.peer.id import ID
 from libp2p.pubsub.gossipsub import PROTOCOL_ID_V11, GossipSub
 from libp2p.pubsub.pubsub import Pubsub
@@ -208,10 +207,6 @@ async def open_libp2p_transport(
         key_pair=create_new_key_pair(seed),
         listen_addrs=[listen_addr],
         enable_mDNS=mdns,
-        connection_config=ConnectionConfig(
-            inbound_stream_protocol_negotiation_timeout=config.negotiate_timeout,
-            outbound_stream_protocol_negotiation_timeout=config.negotiate_timeout,
-        ),
     )
     gossipsub = _new_gossipsub(config)
     pubsub = Pubsub(host, gossipsub, strict_signing=True)
