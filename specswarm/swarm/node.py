@@ -25,6 +25,7 @@ from specswarm.protocol.identity import Identity
 from specswarm.spec import GoalSpec
 from specswarm.swarm import streaks
 from specswarm.swarm.antientropy import ANNOUNCE_INTERVAL, GONE_GRACE, AntiEntropy, gossip_event, learn_run
+from specswarm.swarm.cadence import ANNOUNCERS, swarm_size
 from specswarm.swarm.counters import NodeCounters as NodeCounters
 from specswarm.swarm.liveness import Liveness
 from specswarm.swarm.store import EventStore
@@ -215,6 +216,7 @@ class Node:
             await self.transport.subscribe(topic_for(run_event))
             if self.role_name != "observer":
                 await self._join()
+                nursery.start_soon(_join_again, self)
             nursery.start_soon(self.sync.announce_loop)
             nursery.start_soon(self._status_loop)
             # catch up with whoever is there before acting
@@ -235,6 +237,20 @@ class Node:
         if admission is None and self.admission_key is not None and self.run_id:
             admission = admit(self.admission_key, self.run_id, self.peer_id, self.role_name)
         await self.publish(JoinBody(role=self.role_name, strategy=self.strategy, admission=admission))
+
+
+async def _join_again(node: Node) -> None:
+    """In a swarm of more than ANNOUNCERS peers, gossip ``node``'s join once more, at a random
+    moment of the round after the first (:meth:`AntiEntropy.period`). A join is gossiped as its
+    peer subscribes, before its mesh has formed, so many copies are lost; a peer that has not
+    heard of a node's owners takes the node over, and a swarm whose anti-entropy pulls fail
+    (many peers per process on few cores) holds many such peers."""
+    if swarm_size(node.plan()) <= ANNOUNCERS:
+        return
+    await trio.sleep(node.sync.period() * (1 + node.sync.rng.random()))
+    for e in node.state.events():
+        if e.kind == "join" and e.author == node.peer_id:
+            await gossip_event(node.sync, e)
 
 
 async def _report_status(node: Node, on_status: Callable[[dict[str, Any]], None]) -> None:
