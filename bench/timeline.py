@@ -34,6 +34,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, for node_depths
+
 LINE = re.compile(
     r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ INFO model (?P<task>\S+) on (?P<key>\S+): "
     r"waited (?P<wait>[\d.]+) s, generated (?P<gen>[\d.]+) s"
@@ -102,7 +104,6 @@ def node_depths(run_dir: Path) -> dict[str, int] | None:
     log = run_dir / "events.jsonl"
     if not log.exists():
         return None
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from specswarm.plan import fold
     from specswarm.protocol.events import read_event_log
 

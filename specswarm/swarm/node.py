@@ -227,8 +227,12 @@ class Node:
             await self._role_loop()
             await trio.sleep_forever()
 
+    def own_joins(self) -> list[Event]:
+        """The join events this peer wrote (one per role it joined as)."""
+        return [e for e in self.state.events() if e.kind == "join" and e.author == self.peer_id]
+
     async def _join(self) -> None:
-        mine = [e for e in self.state.events() if e.kind == "join" and e.author == self.peer_id]
+        mine = self.own_joins()
         if any(isinstance(e.body, JoinBody) and e.body.role == self.role_name for e in mine):
             for e in mine:  # re-gossip after a restart: others may have missed it
                 await gossip_event(self.sync, e)
@@ -248,9 +252,8 @@ async def _join_again(node: Node) -> None:
     if swarm_size(node.plan()) <= ANNOUNCERS:
         return
     await trio.sleep(node.sync.period() * (1 + node.sync.rng.random()))
-    for e in node.state.events():
-        if e.kind == "join" and e.author == node.peer_id:
-            await gossip_event(node.sync, e)
+    for e in node.own_joins():
+        await gossip_event(node.sync, e)
 
 
 async def _report_status(node: Node, on_status: Callable[[dict[str, Any]], None]) -> None:
