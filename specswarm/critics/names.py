@@ -201,6 +201,19 @@ def _first_named(
     return out
 
 
+def unclaimed(text: str, titles: Iterable[str], own: str) -> str:
+    """``text`` without the distinctive words of the names in ``titles`` (the titles of leaves
+    off a leaf's path: a leaf's title names what that leaf plans), except words ``own`` (the
+    leaf's own title and detail) says too. An ancestor's detail that names what another leaf is
+    titled after ("Kyoto: temples such as Fushimi Inari Shrine" above "Visit Fushimi Inari
+    Shrine") hands that name to that leaf: it stays something the leaf beside it must not plan."""
+    titles = list(titles)
+    lex = Lexicon.of([*titles, own])
+    mine = Vocabulary(w.casefold() for w in WORD.findall(own))
+    claimed = Vocabulary(k for t in titles for n in names(t, lex) for k in n.keys if not mine.has(k))
+    return WORD.sub(lambda m: "" if claimed.has(m.group(0).casefold()) else m.group(0), text)
+
+
 def shared_names(lines: Sequence[str], theirs: Sequence[str], known: str) -> list[tuple[int, int, Name]]:
     """The lines of ``lines`` that name what a line of ``theirs`` names: (index in ``lines``,
     index in ``theirs``, the name as ``lines`` writes it), the first such name of each line.

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from specswarm.critics.names import unclaimed
 from specswarm.critics.results import ResultTask, Written
 from specswarm.critics.shingles import Weights, cosine, item_lines, shingles
 from specswarm.plan.schedule import span_of
@@ -121,7 +122,9 @@ def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
     add(walked[: next((i for i, n in enumerate(walked) if n.id == leaf.id), len(walked))])
     spec = plan.spec
     task = " ".join([spec.goal, spec.context] if spec else [])
-    task += " " + " ".join(_said(a) for a in [*path, leaf])
+    # what its ancestors say, less the names other leaves are titled after (theirs to plan)
+    titles = [o.title for o in walked if o.leaf and o.id != leaf.id and o.id not in above]
+    task += " " + unclaimed(" ".join(_said(a) for a in path), titles, _said(leaf)) + " " + _said(leaf)
     placed = span_of(plan, leaf.id)
     span = (placed.field, placed.start, placed.end) if placed is not None else None
     rest = {

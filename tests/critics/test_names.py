@@ -3,7 +3,15 @@ thing, and the board's lenses that use them (a name planned twice, a name planne
 
 from __future__ import annotations
 
-from specswarm.critics.names import Lexicon, named_elsewhere, names, same_name, same_word, shared_names
+from specswarm.critics.names import (
+    Lexicon,
+    named_elsewhere,
+    names,
+    same_name,
+    same_word,
+    shared_names,
+    unclaimed,
+)
 from specswarm.critics.results import ResultTask, Written, check_result
 
 KNOWN = "Plan a two-week trip to Japan Tokyo Explore Tokyo's temples days 2"
@@ -60,6 +68,21 @@ def test_a_name_another_node_plans_is_found_unless_the_leaf_says_it_too() -> Non
     found = named_elsewhere(lines, rest, "Kyoto Visit Fushimi Inari Shrine")
     assert [(i, node) for i, node, _ in found] == [(0, '"Plan a day hike at Mount Fuji" (3.1)')]
     assert named_elsewhere(lines, rest, "Kyoto Mount Fuji day trip") == []
+
+
+def test_a_name_an_ancestor_says_and_another_leaf_is_titled_after_is_that_leaf_s() -> None:
+    above = "Kyoto Visit temples like Fushimi Inari Shrine and Kinkakuji days 4"
+    titles = ["Visit Fushimi Inari Shrine", "Explore Tokyo's temples"]
+    kept = unclaimed(above, titles, "Explore other temples in Kyoto")
+    assert "Fushimi" not in kept and "Inari" not in kept
+    assert "Kinkakuji" in kept and "Kyoto" in kept  # no leaf is titled after them
+    assert unclaimed(above, titles, "Fushimi Inari Shrine at dawn") == above  # the leaf says it too
+    lines = ["Day 8: 08:00 Fushimi Inari Shrine's thousand gates, free entry"]
+    rest = {'"Visit Fushimi Inari Shrine" (2.1)': "Visit Fushimi Inari Shrine."}
+    assert named_elsewhere(lines, rest, above) == []
+    assert [node for _, node, _ in named_elsewhere(lines, rest, kept)] == [
+        '"Visit Fushimi Inari Shrine" (2.1)'
+    ]
 
 
 LINES = [
