@@ -90,7 +90,8 @@ class ResultTask:
     """The leaf's facts."""
     task: str
     """Everything the task says: the goal, the context, the leaf's and its ancestors' titles,
-    details and facts (words a line repeats from it are no specific)."""
+    details and facts (words a line repeats from it are no specific), the ancestors' less the
+    names another leaf is titled after (:func:`~specswarm.critics.names.unclaimed`)."""
     own: str
     """The leaf's own text: its and its ancestors' (below the root) titles, details, facts."""
     others: Mapping[str, str]
