@@ -208,9 +208,8 @@ def unclaimed(text: str, titles: Iterable[str], own: str) -> str:
     titled after ("Kyoto: temples such as Fushimi Inari Shrine" above "Visit Fushimi Inari
     Shrine") hands that name to that leaf: it stays something the leaf beside it must not plan."""
     titles = list(titles)
-    lex = Lexicon.of([*titles, own])
-    mine = Vocabulary(w.casefold() for w in WORD.findall(own))
-    claimed = Vocabulary(k for t in titles for n in names(t, lex) for k in n.keys if not mine.has(k))
+    lex = Lexicon.of(titles, own)  # ``own`` as what the task says: its words identify no name
+    claimed = Vocabulary(k for t in titles for n in names(t, lex) for k in n.keys)
     return WORD.sub(lambda m: "" if claimed.has(m.group(0).casefold()) else m.group(0), text)
 
 

@@ -124,7 +124,8 @@ def result_task(plan: Plan, leaf: NodeView) -> ResultTask:
     task = " ".join([spec.goal, spec.context] if spec else [])
     # what its ancestors say, less the names other leaves are titled after (theirs to plan)
     titles = [o.title for o in walked if o.leaf and o.id != leaf.id and o.id not in above]
-    task += " " + unclaimed(" ".join(_said(a) for a in path), titles, _said(leaf)) + " " + _said(leaf)
+    mine = _said(leaf)
+    task += " " + unclaimed(" ".join(_said(a) for a in path), titles, mine) + " " + mine
     placed = span_of(plan, leaf.id)
     span = (placed.field, placed.start, placed.end) if placed is not None else None
     rest = {

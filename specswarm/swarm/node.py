@@ -231,11 +231,15 @@ class Node:
         """The join events this peer wrote (one per role it joined as)."""
         return [e for e in self.state.events() if e.kind == "join" and e.author == self.peer_id]
 
+    async def gossip_joins(self) -> None:
+        """Gossip this peer's join events again."""
+        for e in self.own_joins():
+            await gossip_event(self.sync, e)
+
     async def _join(self) -> None:
         mine = self.own_joins()
         if any(isinstance(e.body, JoinBody) and e.body.role == self.role_name for e in mine):
-            for e in mine:  # re-gossip after a restart: others may have missed it
-                await gossip_event(self.sync, e)
+            await self.gossip_joins()  # after a restart: others may have missed it
             return
         admission = self.admission
         if admission is None and self.admission_key is not None and self.run_id:
@@ -252,8 +256,7 @@ async def _join_again(node: Node) -> None:
     if swarm_size(node.plan()) <= ANNOUNCERS:
         return
     await trio.sleep(node.sync.period() * (1 + node.sync.rng.random()))
-    for e in node.own_joins():
-        await gossip_event(node.sync, e)
+    await node.gossip_joins()
 
 
 async def _report_status(node: Node, on_status: Callable[[dict[str, Any]], None]) -> None:
