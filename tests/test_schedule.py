@@ -130,6 +130,41 @@ def test_the_execute_prompt_asks_for_the_schedule_s_day_labels() -> None:
     assert tokyo is not None and span_of(uneven, tokyo.children[0]) is None
 
 
+def test_the_form_lays_out_the_lines_to_write_unit_by_unit() -> None:
+    from specswarm.model.asking import FORM_LINES, form_of
+
+    two = Span("days", 6, 7, 14).to_prompt()
+    assert form_of(two) == ["Day 6"] * 3 + ["Day 7"] * 3
+    five = form_of(Span("days", 1, 5, 14).to_prompt())  # two each would be 10: shared out in 8
+    assert len(five) == FORM_LINES and set(five) == {f"Day {n}" for n in range(1, 6)} and five == sorted(five)
+    assert form_of(Span("days", 1, 10, 14).to_prompt()) == [f"Day {n}" for n in range(1, 11)]  # one a unit
+    # more lines beside the kept ones go to the units with the fewest ("Day 1" is not "Day 10")
+    ten = Span("days", 1, 10, 10).to_prompt()
+    assert form_of(two, ["Day 6: Kiyomizu-dera", "Day 6: Gion"], 3) == ["Day 6", "Day 7", "Day 7"]
+    assert form_of(ten, [f"Day {n}: x" for n in range(2, 11)], 2) == ["Day 1", "Day 1"]
+    assert form_of(None) == form_of(None, ["a"], 3) == []
+
+
+def test_the_execute_prompt_shows_the_form_of_its_lines() -> None:
+    from specswarm.model.asking import form_of
+    from specswarm.model.prompts import render_task_prompt
+    from specswarm.resources import template_dir
+    from specswarm.spec.prompt_catalogue import sample_contexts
+
+    template = (template_dir() / "prompts" / "execute.j2").read_text()
+    rich, sparse = sample_contexts("execute")
+    span = Span("days", 6, 7, 14).to_prompt()
+    whole = {**rich, "span": span, "kept": [], "wanted": 0, "previous": "", "form": form_of(span)}
+    _, prompt = render_task_prompt("execute", template, whole)
+    rows = "\n".join(["- Day 6: ..."] * 3 + ["- Day 7: ..."] * 3)
+    assert f"6 lines, each completed with one concrete item:\n{rows}\n" in prompt
+    more = {**whole, "kept": ["Day 6: Kiyomizu-dera"], "wanted": 2, "form": form_of(span, ["Day 6: x"], 2)}
+    _, prompt = render_task_prompt("execute", template, more)
+    assert "in exactly this form:\n- Day 6: ...\n- Day 7: ...\n" in prompt and "6 lines" not in prompt
+    _, prompt = render_task_prompt("execute", template, sparse)
+    assert "this form" not in prompt
+
+
 def test_a_part_that_alone_lacks_the_fact_is_noted() -> None:
     plan = trip([{"days": 5}, {}, {"days": "five"}])
     assert ranges(plan)[:4] == [("1", 1, 5), ("1.1", 1, 5), ("1.2", 1, 5), ("1.3", 1, 5)]

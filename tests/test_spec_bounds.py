@@ -127,7 +127,7 @@ def test_a_spec_larger_than_a_run_event_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "spec.yaml"
     path.write_text(f"goal: Plan a trip\n{ROLES}constraints:\n  - {{kind: forbid, terms: [{terms}]}}\n")
     assert problems_of(path) == [
-        f"{path}:1: (root): the spec is 275.0 kB once normalized (defaults filled in, prompt templates "
+        f"{path}:1: (root): the spec is 275.2 kB once normalized (defaults filled in, prompt templates "
         "inlined); a run event holds at most 250000 bytes of it (the largest part: constraints, 263.9 kB)"
     ]
 

@@ -145,7 +145,35 @@ class Ask:
             "kept": list(self.kept),
             "wanted": self.wanted,
             "span": dict(self.span) if self.span else dict(NO_SPAN),
+            "form": form_of(self.span, self.kept, self.wanted),
         }
+
+
+FORM_LINES = 8
+"""Most lines a whole result's :func:`form_of` lays out (the prompt asks for 5 to 8)."""
+
+
+def form_of(span: Mapping[str, Any] | None, kept: Sequence[str] = (), wanted: int = 0) -> list[str]:
+    """The unit label each line to write starts with ("Day 6", "Day 6", "Day 7", ...), one per
+    line, in the schedule's order; empty without a span. For a whole result (``wanted`` 0): the
+    span's ``lines`` per unit, at most :data:`FORM_LINES` in all (at least one per unit), shared
+    evenly; for ``wanted`` more lines beside ``kept``, each goes to the unit with the fewest
+    lines so far (the earliest on a tie). A small model fills in a form it is shown line for
+    line where it stops short of "write 6 lines"."""
+    labels = [str(label) for label in (span or {}).get("labels") or ()]
+    if not labels:
+        return []
+    if not wanted:
+        per = int((span or {}).get("lines") or 1)
+        rows = max(len(labels), min(FORM_LINES, per * len(labels)))
+        return [labels[i * len(labels) // rows] for i in range(rows)]
+    have = Counter({label: sum(line.startswith(f"{label}:") for line in kept) for label in labels})
+    picked: list[str] = []
+    for _ in range(wanted):
+        label = min(labels, key=lambda u: (have[u], labels.index(u)))
+        have[label] += 1
+        picked.append(label)
+    return sorted(picked, key=labels.index)
 
 
 @dataclass

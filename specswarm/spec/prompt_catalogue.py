@@ -47,6 +47,7 @@ TASK_VARIABLES: dict[str, tuple[str, ...]] = {
         "span",
         "kept",
         "wanted",
+        "form",
     ),
     "summarize": ("goal", "context", "language", "node", "ancestors", "children"),
 }
@@ -110,6 +111,7 @@ _RICH: dict[str, Any] = {
     "kept": ["06:30 Kiyomizu-dera before the tour buses, 500 JPY"],
     "wanted": 4,
     "span": {"field": "days", "start": 6, "end": 7, "total": 14, "labels": ["Day 6", "Day 7"], "lines": 3},
+    "form": ["Day 6", "Day 7", "Day 7"],
     "children": [
         {
             "title": _NODE["title"],
@@ -150,7 +152,8 @@ _BARE: dict[str, dict[str, Any]] = {
         "siblings": [],
     }
     | {"avoid": [], "vague": False, "judged": False, "planned": []}
-    | {"critique": [], "failed": [], "previous": "", "span": NO_SPAN, "kept": [], "wanted": 0},
+    | {"critique": [], "failed": [], "previous": "", "span": NO_SPAN, "kept": [], "wanted": 0}
+    | {"form": []},
     "summarize": {
         "context": "",
         "language": "",
