@@ -11,6 +11,7 @@ from typing import Any
 import trio
 import trio.testing
 
+from specswarm.model.replay import ScriptedModel
 from specswarm.plan import ROOT, Plan, child_id, fold
 from specswarm.protocol.bodies import ClaimBody
 from specswarm.swarm.roles.base import spread, tree_orders
@@ -190,16 +191,23 @@ class ClaimingNode(FakeNode):
 
 
 def _claim_and_run(
-    period: float, rival_heard_at: float, settle: float = 0.3, task_seconds: float | None = None
+    period: float,
+    rival_heard_at: float,
+    settle: float = 0.3,
+    task_seconds: float | None = None,
+    model: Any = None,
+    loaded: bool = False,
 ) -> tuple[int, int]:
     """The losing claimant claims; the winning rival's claim reaches it ``rival_heard_at``
     seconds later. Returns (leaves it went on to run, races it saw lost). ``task_seconds``: what
-    its latest model task took (None: it has not asked the model yet)."""
+    its latest model task took (None: it has not asked the model yet); ``model``: its model
+    (None: none given), ``loaded`` before the claim or loaded while it settles."""
     sw, leaf, win, lose, loser = _rival_claims()
     mine = fold([e for e in sw.events if e.id != win.id])
     both = fold(sw.events)
     node = ClaimingNode(loser.peer_id, mine, lose.id, period)
-    ex = Executor(None, settle_seconds=settle)
+    ex = Executor((lambda: model) if model is not None else None, settle_seconds=settle)
+    ex._model = model if loaded else None
     ex.task_seconds = task_seconds
     ran: list[str] = []
 
@@ -244,6 +252,19 @@ def test_a_claim_settles_for_a_share_of_what_the_model_takes_never_below_the_flo
     assert _claim_and_run(1.0, 0.95, settle=1.0, task_seconds=600.0) == (0, 1)  # capped: 1 s
     assert _claim_and_run(1.0, 1.05, settle=1.0, task_seconds=600.0) == (1, 0)
     assert _claim_and_run(4.0, 2.0, settle=1.0, task_seconds=0.01) == (0, 1)  # large: its round
+
+
+def test_a_claim_settles_for_the_floor_from_the_first_when_the_model_is_no_real_one() -> None:
+    """A scripted model (``instant``) settles for SETTLE_FLOOR from the first claim on, a real
+    one keeps the whole window until it has answered once (loaded before the claim or while it
+    settles: the mock clock runs on while a thread loads it); a large swarm keeps its round."""
+    heard = SETTLE_FLOOR + 0.05
+    real = SimpleNamespace(instant=False, name="real")
+    scripted = ScriptedModel()
+    assert _claim_and_run(1.0, heard, settle=1.0, model=scripted, loaded=True) == (1, 0)  # floor: ran
+    assert _claim_and_run(1.0, heard, settle=1.0, model=real, loaded=True) == (0, 1)  # the window
+    assert _claim_and_run(1.0, heard, settle=1.0, model=real) == (0, 1)
+    assert _claim_and_run(4.0, 2.0, settle=1.0, model=scripted, loaded=True) == (0, 1)  # large: round
 
 
 def test_a_result_is_not_sent_when_an_older_live_claim_or_a_result_holds_the_leaf() -> None:

@@ -179,14 +179,18 @@ class Executor(LeafWriter, SummaryWriter):
     def _settle(self, node: Node) -> float:
         """Seconds a claimant waits before it runs the leaf it claimed: a window
         (:meth:`_window`), shortened in a small swarm, once this executor's model has answered,
-        to :data:`SETTLE_SHARE` of what its latest task took (at least :data:`SETTLE_FLOOR`).
-        The window guards against running a leaf another executor runs too, which costs what
-        running it costs: a second spent per leaf guarding a model that answers in a tenth of one
-        costs more than the duplicates it avoids, while a model that takes half a minute a leaf
-        keeps the whole window."""
+        to :data:`SETTLE_SHARE` of what its latest task took (at least :data:`SETTLE_FLOOR`),
+        and from the first claim on to :data:`SETTLE_FLOOR` when its model is no real one (a
+        scripted or replayed model: ``instant``). The window guards against running a leaf
+        another executor runs too, which costs what running it costs: a second spent per leaf
+        guarding a model that answers in a tenth of one costs more than the duplicates it
+        avoids, while a model that takes half a minute a leaf keeps the whole window."""
         window = self._window(node)
-        if self.task_seconds is None or window > self.settle:
+        if window > self.settle:
             return window
+        if self.task_seconds is None:
+            instant = self._model is not None and self._model.instant
+            return min(window, SETTLE_FLOOR) if instant else window
         return min(window, max(SETTLE_FLOOR, SETTLE_SHARE * self.task_seconds))
 
     def _turns(
@@ -228,8 +232,12 @@ class Executor(LeafWriter, SummaryWriter):
     async def _claim_and_run(self, node: Node, leaf_id: str, supersedes: str | None) -> None:
         claim = await node.publish(ClaimBody(leaf=leaf_id, supersedes=supersedes))
         # The settle window: an older claim we have not heard of yet may still arrive. In a
-        # large swarm as long as a rank's wait (_window): a rival's claim takes that long to reach us
-        await trio.sleep(self._settle(node))
+        # large swarm as long as a rank's wait (_window): a rival's claim takes that long to reach
+        # us. The model is loaded meanwhile (its kind decides the first window: _settle)
+        started = trio.current_time()
+        if self._model is None and self._model_factory is not None:
+            await self.model()
+        await trio.sleep_until(started + self._settle(node))
         plan = node.plan()
         leaf = plan.nodes.get(leaf_id)
         if leaf is None or leaf.result is not None:
