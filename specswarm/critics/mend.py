@@ -12,7 +12,8 @@ prompt's own format for facts, copied into a line ("(hours = 2)"), is taken out 
 * is closer to another node than to its own leaf, when more than half of the lines are, or
   names what a node off the leaf's path names (``on_task``);
 * repeats a line of an earlier leaf's counted result, names what such a line names, or
-  says word for word a line above it (``new``);
+  says word for word a line above it, its unit label aside ("Day 11: Return to the base camp"
+  after "Day 10: Return to the base camp": ``new``);
 * carries no specific: no digit and too few words its task does not already say
   (``concrete``).
 
@@ -40,7 +41,7 @@ from specswarm.critics.results import (
     repeated_lines,
     width,
 )
-from specswarm.critics.shingles import item_lines, numbered, tokens, unit_number
+from specswarm.critics.shingles import item_lines, numbered, tokens, unit_number, unlabelled
 
 MAX_LINES = 8
 """Most item lines a result gets from the lines asked for (the prompt asks for 5 to 8)."""
@@ -97,11 +98,11 @@ def mend_result(text: str, task: ResultTask) -> Mended:
     for i, line in enumerate(lines):
         if i in held:
             continue
-        if line.casefold() in seen:
+        if unlabelled(line) in seen:
             held[i] = "new"
         else:
             kept.append(line)
-            seen.add(line.casefold())
+            seen.add(unlabelled(line))
     spare = tuple(lines[i] for i in sorted(by_name))
     return Mended(tuple(kept), tuple(sorted(held.items())), _wanted(kept), spare)
 
@@ -165,14 +166,14 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     held, by_name = _held(lines, task, len(mended.kept), drift=False)
     room = max(mended.wanted, MAX_LINES - len(mended.kept))
     chosen = list(mended.kept)
-    seen = {line.casefold() for line in chosen}
+    seen = {unlabelled(line) for line in chosen}
     for i, line in enumerate(new, len(mended.kept)):
-        if len(chosen) - len(mended.kept) >= room or i in held or line.casefold() in seen:
+        if len(chosen) - len(mended.kept) >= room or i in held or unlabelled(line) in seen:
             continue
         # one at a time, as long as the lines stay on task (or were not on task before it)
         if _on_task([*chosen, line], task) or not _on_task(chosen, task) and _on_task([line], task):
             chosen.append(line)
-            seen.add(line.casefold())
+            seen.add(unlabelled(line))
     kept = in_unit_order(chosen, task.span)
     # the new lens weighs shingles by how rare they are among the lines judged: with the new
     # lines in, a line near the bar may cross it
@@ -187,13 +188,13 @@ def refilled(mended: Mended, span: tuple[str, int, int] | None = None) -> Mended
     enough for the concrete lens (:func:`enough`) or none is left; in the order of the leaf's
     units (``span``: :func:`in_unit_order`)."""
     kept = list(mended.kept)
-    seen = {line.casefold() for line in kept}
+    seen = {unlabelled(line) for line in kept}
     for line in mended.spare:
         if enough(Mended(tuple(kept))):
             break
-        if line.casefold() not in seen:
+        if unlabelled(line) not in seen:
             kept.append(line)
-            seen.add(line.casefold())
+            seen.add(unlabelled(line))
     kept = in_unit_order(kept, span)
     return Mended(tuple(kept), mended.dropped, _wanted(kept))
 

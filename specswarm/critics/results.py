@@ -11,7 +11,8 @@ concrete      the result is thin: fewer than :data:`MIN_LINES` item lines or
 on_task       the result is closer to another node than to its own leaf: to a sibling, a
               stage beside its branch or a node planned before it (the whole result, or half
               of its lines); or a line names what a node off its path names (:mod:`.names`)
-new           an item line says what a line of another leaf's counted result says (shingle
+new           an item line says word for word a line above it (its unit label aside), or
+              says what a line of another leaf's counted result says (shingle
               Dice >= :data:`NEAR_DUPLICATE`, shingles weighted by how rare they are among the
               other lines; the results written before it, in tree order: the ledger), or
               names a place, thing or component such a line names (:mod:`.names`)
@@ -43,6 +44,7 @@ from specswarm.critics.shingles import (
     pair_dice,
     shingles,
     tokens,
+    unlabelled,
 )
 
 RESULT_CHECKS = ("concrete", "on_task", "new", "consistent")
@@ -271,11 +273,20 @@ def repeated_lines(
 
 def check_new(lines: Sequence[str], ledger: Sequence[Written], known: str = "") -> Check:
     """No item line says what a line of an earlier leaf's counted result says, or names what
-    such a line names (:func:`repeated_lines`; ``known``: what the task already says)."""
-    if not lines or not any(w.lines for w in ledger):
+    such a line names (:func:`repeated_lines`; ``known``: what the task already says), or says
+    word for word a line above it, its unit label aside (:func:`unlabelled`)."""
+    first: dict[str, int] = {}
+    again: dict[int, str] = {}
+    for i, line in enumerate(lines):
+        said = first.setdefault(unlabelled(line), i)
+        if said != i:
+            again[i] = f"line {i + 1} {_quote(line)} says again line {said + 1}"
+    repeats = list(again.values())
+    if not repeats and (not lines or not any(w.lines for w in ledger)):
         return Check("new", 100, True, "nothing planned before it")
-    repeats = []
     for i, line, written in repeated_lines(lines, ledger, known=known):
+        if i in again:
+            continue
         where = f'"{written.title}"' + (f" ({written.number})" if written.number else "")
         repeats.append(f"line {i + 1} {_quote(lines[i])} repeats {_quote(line)} of {where}")
     score = clamp(100 * (1 - len(repeats) / len(lines)))

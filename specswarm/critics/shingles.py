@@ -40,6 +40,13 @@ def unit_number(line: str) -> tuple[int, int, int] | None:
     return int(m.group(g)), m.start(g), m.end(g)
 
 
+def unlabelled(line: str) -> str:
+    """What ``line`` says without its leading unit label (:data:`UNIT_LABEL`), :func:`normal`:
+    "Day 10: Return to the base camp." and "Day 11: return to the base camp" say the same."""
+    m = UNIT_LABEL.match(line)
+    return normal(line[m.end() :] if m else line)
+
+
 @lru_cache(maxsize=4096)
 def normal(text: str) -> str:
     """``text`` case-folded, NFKC-normalized, digits of any script as ASCII digits, every other

@@ -73,6 +73,15 @@ def test_lines_about_other_nodes_go_when_most_lines_are() -> None:
 def test_a_line_said_twice_is_kept_once() -> None:
     line = "- Day 6: 07:00 Fushimi Inari Shrine, walk the torii gates to the summit"
     assert mend_result(f"{line}\n{line.upper()}", TASK).dropped == ((1, "new"),)
+    # under another day's label it is still the same line; another sight is another line
+    again = f"{line}\n- Day 7: 07:00 Fushimi Inari Shrine, walk the torii gates to the summit."
+    assert mend_result(again, TASK).dropped == ((1, "new"),)
+    other = f"{line}\n- Day 7: 07:00 Kiyomizu-dera, walk the torii gates to the summit"
+    assert mend_result(other, TASK).dropped == ()
+    # the board's new lens says so too, naming the line said again
+    check = next(c for c in check_result(again, TASK) if c.name == "new")
+    assert not check.passed and "line 2" in check.note and "says again line 1" in check.note
+    assert next(c for c in check_result(other, TASK) if c.name == "new").passed
 
 
 def test_a_result_that_is_not_a_plain_list_is_kept_whole() -> None:
