@@ -245,6 +245,52 @@ def test_a_rival_writes_the_whole_result_afresh_where_the_holder_keeps_good_line
     assert "rejected by the reviewers" in rival_[0] and "Alfama" not in rival_[0]
 
 
+def test_a_holder_s_revision_that_would_say_the_rejected_result_again_is_written_afresh() -> None:
+    """The holder keeps a rejected result's good lines and asks for the rest; when the model
+    gives none it can keep, the lines left out only for a name another leaf plans are put back
+    (a thin result fails the reader), and that is the rejected result again: it is written
+    afresh instead, told what failed."""
+    from dataclasses import replace
+
+    from specswarm.critics.results import Written
+    from specswarm.model.judged import says_again, write_judged
+    from specswarm.model.replay import ScriptedModel
+    from specswarm.plan.ledger import result_task
+    from specswarm.spec.load import spec_from_json
+    from specswarm.swarm.roles.base import ancestors_of
+    from tests.swarmkit import swarm_spec
+
+    sw, leaf = board()
+    plan = fold(sw.events)
+    n, spec = node(plan, leaf), plan.spec
+    assert spec is not None
+    spec = spec_from_json({**spec.to_json(), "prompts": swarm_spec()["prompts"]})  # the default templates
+    lines = [
+        "14:00 tram 28 through Alfama, 3 EUR",  # names what an earlier leaf plans
+        "12:30 lunch at Time Out Market, 15 EUR",
+        "10:00 Belem Tower and the Jeronimos cloister, 6 EUR",
+        "16:30 Gulbenkian Museum, 10 EUR",
+        "19:00 fado dinner at Clube de Fado, 40 EUR",
+    ]
+    rejected = "\n".join(f"- {line}" for line in lines)
+    earlier = Written("Old town", ("09:00 Alfama walk from the Castelo to the river",), "1")
+    task = replace(result_task(plan, n), ledger=(earlier,))
+    prompts: list[str] = []
+
+    def respond(req):  # type: ignore[no-untyped-def]
+        prompts.append(req.prompt)
+        return f"- {lines[0]}" if "written and stay" in req.prompt else "- 08:00 LX Factory, free"
+
+    out = write_judged(
+        ScriptedModel(respond), spec, n, ancestors_of(plan, n), task,
+        failed=["new"], previous=rejected, attempt=1,
+    )  # fmt: skip
+    assert "These lines of this task are written and stay:" in prompts[0]
+    assert any("rejected by the reviewers" in p for p in prompts[1:])
+    assert not says_again(out, rejected) and "LX Factory" in out
+    assert says_again("- Day 2: b\n- Day 1: a", "- a\n- b") and not says_again("- a", "- a\n- b")
+
+
 def test_the_live_view_and_a_stall_name_an_awaited_rival() -> None:
     from specswarm.render.live import node_status
     from specswarm.swarm.launcher.diagnose import _leaf_stuck

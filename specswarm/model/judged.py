@@ -11,7 +11,9 @@ would otherwise cost a round of revisions once its leaf is in turn.
 Writing a rejected result again, the same pass runs on the rejected text against what the board
 judged it on (the ledger included): its good lines stay and the model writes the rest. A
 rejected result with nothing left to keep, or nothing the pass can point at (the result as a
-whole drifts), is written afresh with the board's critique, then passed over as a first answer.
+whole drifts), is written afresh with the board's critique, then passed over as a first answer;
+so is one whose kept lines, completed, say again what it said (the lines the board rejected put
+back because the model gave too few others).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from specswarm.critics.mend import Mended, added_lines, enough, fullness, mend_result, refilled
 from specswarm.critics.results import ResultTask, Written
-from specswarm.critics.shingles import item_lines
+from specswarm.critics.shingles import item_lines, unlabelled
 from specswarm.errors import ModelError
 from specswarm.model.asking import Ask, TaskCounts
 from specswarm.model.base import Model
@@ -86,7 +88,12 @@ def write_judged(
     if previous and not afresh:
         kept = mend_result(previous, task)
         if kept.kept and (kept.dropped or kept.wanted):
-            return _completed(model, lines, task, kept, tally, attempt).text()
+            revised = _completed(model, lines, task, kept, tally, attempt).text()
+            if not says_again(revised, previous):
+                return revised
+            # the lines put back are the ones the board rejected: the same result again would
+            # be rejected again, so it is written afresh, told what failed
+            log.info("%r: the kept lines say what the rejected result said; writing it afresh", leaf.title)
     parse = partial(parse_execution, goal=spec.goal)
     text = _attempts(model, "execute", whole, parse, tally, attempt * (MAX_RETRIES + 1), failure)
     first, mended = _passed(model, lines, task, text, tally, attempt)
@@ -104,6 +111,13 @@ def write_judged(
     keep_second = fullness(remended) > fullness(mended)  # the first on a tie
     log.info("%r: written once more, kept the %s answer", leaf.title, "second" if keep_second else "first")
     return second if keep_second else first
+
+
+def says_again(text: str, previous: str) -> bool:
+    """Whether ``text`` says the lines ``previous`` said, in any order and under any unit label."""
+    return {unlabelled(line) for line in item_lines(text)} == {
+        unlabelled(line) for line in item_lines(previous)
+    }
 
 
 def _passed(
