@@ -98,11 +98,12 @@ def mend_result(text: str, task: ResultTask) -> Mended:
     for i, line in enumerate(lines):
         if i in held:
             continue
-        if unlabelled(line) in seen:
+        said = unlabelled(line)
+        if said in seen:
             held[i] = "new"
         else:
             kept.append(line)
-            seen.add(unlabelled(line))
+            seen.add(said)
     spare = tuple(lines[i] for i in sorted(by_name))
     return Mended(tuple(kept), tuple(sorted(held.items())), _wanted(kept), spare)
 
@@ -168,12 +169,13 @@ def added_lines(answer: str, mended: Mended, task: ResultTask) -> Mended:
     chosen = list(mended.kept)
     seen = {unlabelled(line) for line in chosen}
     for i, line in enumerate(new, len(mended.kept)):
-        if len(chosen) - len(mended.kept) >= room or i in held or unlabelled(line) in seen:
+        said = unlabelled(line)
+        if len(chosen) - len(mended.kept) >= room or i in held or said in seen:
             continue
         # one at a time, as long as the lines stay on task (or were not on task before it)
         if _on_task([*chosen, line], task) or not _on_task(chosen, task) and _on_task([line], task):
             chosen.append(line)
-            seen.add(unlabelled(line))
+            seen.add(said)
     kept = in_unit_order(chosen, task.span)
     # the new lens weighs shingles by how rare they are among the lines judged: with the new
     # lines in, a line near the bar may cross it
@@ -192,9 +194,10 @@ def refilled(mended: Mended, span: tuple[str, int, int] | None = None) -> Mended
     for line in mended.spare:
         if enough(Mended(tuple(kept))):
             break
-        if unlabelled(line) not in seen:
+        said = unlabelled(line)
+        if said not in seen:
             kept.append(line)
-            seen.add(unlabelled(line))
+            seen.add(said)
     kept = in_unit_order(kept, span)
     return Mended(tuple(kept), mended.dropped, _wanted(kept))
 

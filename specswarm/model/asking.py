@@ -22,6 +22,7 @@ from typing import Any, Literal, TypedDict
 
 from specswarm.critics import Lens
 from specswarm.critics.results import Written
+from specswarm.critics.shingles import unit_number
 from specswarm.model.base import GenerationRequest, OutputSchema
 from specswarm.model.parse import Child
 from specswarm.model.prompts import plain_critiques
@@ -158,8 +159,9 @@ def form_of(span: Mapping[str, Any] | None, kept: Sequence[str] = (), wanted: in
     line, in the schedule's order; empty without a span. For a whole result (``wanted`` 0): the
     span's ``lines`` per unit, at most :data:`FORM_LINES` in all (at least one per unit), shared
     evenly; for ``wanted`` more lines beside ``kept``, each goes to the unit with the fewest
-    lines so far (the earliest on a tie). A small model fills in a form it is shown line for
-    line where it stops short of "write 6 lines"."""
+    lines so far (the earliest on a tie; a kept line's unit read by its leading label,
+    :func:`~specswarm.critics.shingles.unit_number`). A small model fills in a form it is shown
+    line for line where it stops short of "write 6 lines"."""
     labels = [str(label) for label in (span or {}).get("labels") or ()]
     if not labels:
         return []
@@ -167,13 +169,18 @@ def form_of(span: Mapping[str, Any] | None, kept: Sequence[str] = (), wanted: in
         per = int((span or {}).get("lines") or 1)
         rows = max(len(labels), min(FORM_LINES, per * len(labels)))
         return [labels[i * len(labels) // rows] for i in range(rows)]
-    have = Counter({label: sum(line.startswith(f"{label}:") for line in kept) for label in labels})
-    picked: list[str] = []
+    start = int((span or {}).get("start") or 0)
+    have = [0] * len(labels)
+    for line in kept:
+        label = unit_number(line)
+        if label is not None and 0 <= label[0] - start < len(labels):
+            have[label[0] - start] += 1
+    picked: list[int] = []
     for _ in range(wanted):
-        label = min(labels, key=lambda u: (have[u], labels.index(u)))
-        have[label] += 1
-        picked.append(label)
-    return sorted(picked, key=labels.index)
+        unit = min(range(len(labels)), key=lambda u: (have[u], u))
+        have[unit] += 1
+        picked.append(unit)
+    return [labels[u] for u in sorted(picked)]
 
 
 @dataclass
